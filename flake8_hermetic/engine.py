@@ -1,0 +1,356 @@
+"""One walk of a test file, dispatching each node to the enabled rules.
+
+The walk is iterative (deeply nested expressions cannot exhaust the stack)
+and keeps the context rules need: the ancestors of the node, the enclosing
+scopes (and whether each is a test, a fixture or a TestCase method), the
+import resolver, and the conftest pins of the file. Decorators, default
+values and class bases are visited in the enclosing scope, as Python
+evaluates them.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from flake8_hermetic.hostpins import Pins, pins_for_file
+from flake8_hermetic.imports import ImportResolver, module_imports
+from flake8_hermetic.registry import Rule, Violation
+
+if TYPE_CHECKING:
+    from flake8_hermetic.settings import Settings
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+DEF_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+UNITTEST_METHOD = re.compile(r"^(setUp|tearDown|asyncSetUp|asyncTearDown|test)")
+STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+_VISIT, _LEAVE, _SCOPE_IN, _SCOPE_OUT = range(4)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A module, class or function the walk is inside."""
+
+    kind: str  # "module" | "class" | "function"
+    name: str
+    node: ast.AST
+    is_test: bool = False  # a pytest test function/method or a TestCase test*
+    is_fixture: bool = False
+    is_testcase_method: bool = False  # setUp*/tearDown*/test* of a TestCase
+    is_testcase_class: bool = False
+    is_test_class: bool = False  # a pytest Test* class or a TestCase
+
+    @property
+    def is_test_code(self) -> bool:
+        return self.is_test or self.is_fixture or self.is_testcase_method
+
+
+def _last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+class Context:
+    """What a rule may ask about the node it is visiting."""
+
+    def __init__(
+        self,
+        tree: ast.Module,
+        lines: Sequence[str],
+        path: str,
+        settings: Settings,
+    ) -> None:
+        self.tree = tree
+        self.lines = lines
+        self.path = path
+        self.settings = settings
+        self.resolver = ImportResolver(module_imports(tree))
+        module_scope = Scope("module", "", tree)
+        self.scopes: list[Scope] = [module_scope]
+        self.parents: list[ast.AST] = []
+        self.where = ""
+        self._where_stack: list[str] = [""]
+        self._function_scopes: dict[int, Scope] = {}
+        self._testcase_classes: set[str] = set()
+
+    # -- names ---------------------------------------------------------
+    def resolve(self, node: ast.AST) -> str | None:
+        return self.resolver.resolve(node)
+
+    def call_name(self, call: ast.Call) -> str | None:
+        return self.resolver.resolve(call.func)
+
+    # -- scopes --------------------------------------------------------
+    @property
+    def scope(self) -> Scope:
+        return self.scopes[-1]
+
+    @property
+    def in_test(self) -> bool:
+        """Inside a test, a fixture or a TestCase method (at any depth)."""
+        return any(s.is_test_code for s in self.scopes)
+
+    @property
+    def at_module_level(self) -> bool:
+        """Not inside any function (module body or class body)."""
+        return all(s.kind != "function" for s in self.scopes)
+
+    @property
+    def function(self) -> FunctionNode | None:
+        """The innermost enclosing function."""
+        for scope in reversed(self.scopes):
+            if scope.kind == "function":
+                return scope.node  # type: ignore[return-value]
+        return None
+
+    @property
+    def function_scope(self) -> Scope | None:
+        for scope in reversed(self.scopes):
+            if scope.kind == "function":
+                return scope
+        return None
+
+    @property
+    def class_scope(self) -> Scope | None:
+        for scope in reversed(self.scopes):
+            if scope.kind == "class":
+                return scope
+        return None
+
+    def scope_of(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Scope:
+        """The scope a def opens, classified in the current (enclosing) context."""
+        cached = self._function_scopes.get(id(node))
+        if cached is not None:
+            return cached
+        if isinstance(node, ast.ClassDef):
+            scope = self._classify_class(node)
+        else:
+            scope = self._classify_function(node)
+        self._function_scopes[id(node)] = scope
+        return scope
+
+    def _classify_class(self, node: ast.ClassDef) -> Scope:
+        is_testcase = False
+        for base in node.bases:
+            name = self.resolve(base) or ""
+            last = name.rpartition(".")[2]
+            if last.endswith("TestCase") or last in self._testcase_classes:
+                is_testcase = True
+        if is_testcase:
+            self._testcase_classes.add(node.name)
+        return Scope(
+            "class",
+            node.name,
+            node,
+            is_testcase_class=is_testcase,
+            is_test_class=is_testcase or node.name.startswith("Test"),
+        )
+
+    def _classify_function(self, node: FunctionNode) -> Scope:
+        enclosing = self.scope
+        is_fixture = any(
+            (self.resolve(d.func if isinstance(d, ast.Call) else d) or "").rpartition(".")[2]
+            in ("fixture", "yield_fixture")
+            for d in node.decorator_list
+        )
+        name = node.name
+        is_test = name.startswith("test") and (
+            enclosing.kind == "module" or (enclosing.kind == "class" and enclosing.is_test_class)
+        )
+        is_testcase_method = (
+            enclosing.kind == "class"
+            and enclosing.is_testcase_class
+            and (UNITTEST_METHOD.match(name) is not None)
+        )
+        return Scope(
+            "function",
+            name,
+            node,
+            is_test=is_test and not is_fixture,
+            is_fixture=is_fixture,
+            is_testcase_method=is_testcase_method,
+        )
+
+    # -- ancestors -----------------------------------------------------
+    @property
+    def parent(self) -> ast.AST | None:
+        return self.parents[-1] if self.parents else None
+
+    def ancestors_in_function(self) -> Iterator[tuple[ast.AST, ast.AST | None]]:
+        """(ancestor, its child on the path) pairs, innermost first, stopping
+        at the nearest function or class (whose body is a new frame)."""
+        child: ast.AST | None = None
+        for ancestor in reversed(self.parents):
+            if isinstance(ancestor, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
+                return
+            yield ancestor, child
+            child = ancestor
+
+    def in_loop(self, child: ast.AST | None = None) -> bool:
+        """Inside the body of a loop (or comprehension) of the current function.
+
+        A loop's iterable is evaluated once and does not count.
+        """
+        for ancestor, on_path in self.ancestors_in_function():
+            if isinstance(ancestor, LOOP_TYPES):
+                if isinstance(ancestor, (ast.For, ast.AsyncFor)) and on_path is ancestor.iter:
+                    continue
+                return True
+        return False
+
+    def enclosing(self, *types: type[ast.AST]) -> ast.AST | None:
+        """The nearest ancestor of one of ``types`` within the current function."""
+        for ancestor, _ in self.ancestors_in_function():
+            if isinstance(ancestor, types):
+                return ancestor
+        return None
+
+    def statement(self, node: ast.AST) -> tuple[ast.stmt, list[ast.stmt], int] | None:
+        """The statement holding ``node``, the list it sits in, and its index."""
+        chain = [*self.parents, node]
+        for position in range(len(chain) - 1, 0, -1):
+            stmt = chain[position]
+            if not isinstance(stmt, ast.stmt):
+                continue
+            holder = chain[position - 1]
+            for field in STATEMENT_LISTS:
+                siblings = getattr(holder, field, None)
+                if isinstance(siblings, list):
+                    for index, sibling in enumerate(siblings):
+                        if sibling is stmt:
+                            return stmt, siblings, index
+            return None
+        return None
+
+    # -- the file --------------------------------------------------------
+    @cached_property
+    def pins(self) -> Pins:
+        """What the conftest chain above this file pins."""
+        return pins_for_file(self.path)
+
+    @cached_property
+    def source(self) -> str:
+        return "".join(self.lines)
+
+    def segment(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.source, node) or ""
+
+
+def what_text(source: str, node: ast.AST | None, limit: int = 80) -> str:
+    """The baseline's ``what`` field: the flagged source text with comments
+    removed and whitespace collapsed, cut at ``limit`` characters."""
+    if node is None:
+        return ""
+    text = ast.get_source_segment(source, node) or ""
+    if "#" in text:
+        text = _strip_comments(text)
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[: limit - 3].rstrip() + "..."
+    return text
+
+
+def _strip_comments(text: str) -> str:
+    try:
+        tokens = [
+            tok
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type != tokenize.COMMENT
+        ]
+        return tokenize.untokenize(tokens)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return text
+
+
+class Engine:
+    """Instantiates the enabled rules for one file and walks it once."""
+
+    def __init__(self, rule_classes: Sequence[type[Rule]]) -> None:
+        self.rule_classes = tuple(rule_classes)
+        self._plan = [(cls, cls.handled_node_types()) for cls in self.rule_classes]
+
+    def lint(self, tree: ast.Module, lines: Sequence[str], path: str, settings: Settings) -> list[Violation]:
+        ctx = Context(tree, lines, path, settings)
+        dispatch: dict[type[ast.AST], list] = {}
+        rules = []
+        for cls, handled in self._plan:
+            rule = cls(ctx)
+            rules.append(rule)
+            for node_type, method in handled.items():
+                dispatch.setdefault(node_type, []).append(getattr(rule, method))
+        found: list[Violation] = []
+        self._walk(tree, ctx, dispatch, found)
+        for rule in rules:
+            found.extend(rule.finish())
+        return found
+
+    @staticmethod
+    def _walk(tree: ast.Module, ctx: Context, dispatch: dict, found: list[Violation]) -> None:
+        parents = ctx.parents
+        resolver = ctx.resolver
+        iter_children = ast.iter_child_nodes
+        stack: list[tuple[int, ast.AST]] = [(_VISIT, tree)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            event, node = pop()
+            if event == _LEAVE:
+                parents.pop()
+                continue
+            if event == _SCOPE_IN:
+                Engine._enter_scope(ctx, node)
+                continue
+            if event == _SCOPE_OUT:
+                ctx.scopes.pop()
+                ctx._where_stack.pop()
+                ctx.where = ctx._where_stack[-1]
+                resolver.pop()
+                continue
+            node_type = type(node)
+            handlers = dispatch.get(node_type)
+            if handlers:
+                for handler in handlers:
+                    found.extend(handler(node))
+            if node_type is ast.Import or node_type is ast.ImportFrom:
+                if len(ctx.scopes) > 1:
+                    resolver.bind(node)  # type: ignore[arg-type]
+                continue
+            parents.append(node)
+            push((_LEAVE, node))
+            if node_type in DEF_TYPES or node_type is ast.ClassDef:
+                # body inside the new scope; everything else in the enclosing one
+                push((_SCOPE_OUT, node))
+                for child in reversed(node.body):  # type: ignore[attr-defined]
+                    push((_VISIT, child))
+                push((_SCOPE_IN, node))
+                body_ids = {id(stmt) for stmt in node.body}  # type: ignore[attr-defined]
+                outer = [c for c in iter_children(node) if id(c) not in body_ids]
+                for child in reversed(outer):
+                    push((_VISIT, child))
+                continue
+            children = list(iter_children(node))
+            for child in reversed(children):
+                push((_VISIT, child))
+
+    @staticmethod
+    def _enter_scope(ctx: Context, node: ast.AST) -> None:
+        scope = ctx.scope_of(node)  # type: ignore[arg-type]
+        ctx.scopes.append(scope)
+        outer = ctx._where_stack[-1]
+        if any(s.kind == "function" for s in ctx.scopes[:-1]):
+            where = outer  # nested defs belong to the function holding them
+        else:
+            where = f"{outer}::{scope.name}" if outer else scope.name
+        ctx._where_stack.append(where)
+        ctx.where = where
+        ctx.resolver.push()

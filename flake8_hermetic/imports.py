@@ -1,0 +1,108 @@
+"""Turn the names a file uses into canonical dotted names through its imports.
+
+``import subprocess as sp`` makes ``sp.run`` resolve to ``subprocess.run``;
+``from os import chdir as cd`` makes ``cd`` resolve to ``os.chdir``;
+``from unittest import mock`` makes ``mock.patch`` ``unittest.mock.patch``.
+A name that no import binds resolves to itself (``open``, ``self.assertEqual``),
+so a canonical module-qualified name is never guessed from a local variable.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+
+def bindings_of(node: ast.Import | ast.ImportFrom) -> Iterable[tuple[str, str]]:
+    """The (local name, dotted target) pairs one import statement binds."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                yield alias.asname, alias.name
+            else:
+                top = alias.name.partition(".")[0]
+                yield top, top
+        return
+    module = "." * node.level + (node.module or "")
+    for alias in node.names:
+        if alias.name == "*":
+            continue
+        target = f"{module}.{alias.name}" if module and module[-1] != "." else module + alias.name
+        yield alias.asname or alias.name, target
+
+
+def module_imports(tree: ast.Module) -> dict[str, str]:
+    """Imports made at module level, including under ``if``/``try``/``with``.
+
+    Collected before the walk so that a function defined above a late import
+    still resolves it; function bodies are left to the walk.
+    """
+    aliases: dict[str, str] = {}
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for local, target in bindings_of(stmt):
+                aliases.setdefault(local, target)
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.AsyncWith)) or (
+            type(stmt).__name__ == "TryStar"
+        ):
+            for name in ("body", "orelse", "finalbody"):
+                pending.extend(getattr(stmt, name, ()))
+            for handler in getattr(stmt, "handlers", ()):
+                pending.extend(handler.body)
+    return aliases
+
+
+class ImportResolver:
+    """Resolve expressions against a stack of alias maps (module, then functions)."""
+
+    __slots__ = ("_frames",)
+
+    def __init__(self, module_aliases: dict[str, str]) -> None:
+        self._frames: list[dict[str, str]] = [module_aliases]
+
+    def push(self) -> None:
+        self._frames.append({})
+
+    def pop(self) -> None:
+        self._frames.pop()
+
+    def bind(self, node: ast.Import | ast.ImportFrom) -> None:
+        self._frames[-1].update(bindings_of(node))
+
+    def lookup(self, name: str) -> str | None:
+        for frame in reversed(self._frames):
+            target = frame.get(name)
+            if target is not None:
+                return target
+        return None
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """The canonical dotted name of ``node``, or None if it has none.
+
+        A call in the chain is kept as ``()``: ``Path(p).expanduser`` resolves
+        to ``pathlib.Path().expanduser``.
+        """
+        parts: list[str] = []
+        while True:
+            if isinstance(node, ast.Attribute):
+                parts.append(node.attr)
+                node = node.value
+            elif isinstance(node, ast.Call):
+                parts.append("()")
+                node = node.func
+            elif isinstance(node, ast.Name):
+                head = self.lookup(node.id) or node.id
+                break
+            else:
+                return None
+        if not parts:
+            return head
+        dotted = head
+        for part in reversed(parts):
+            dotted = dotted + part if part == "()" else f"{dotted}.{part}"
+        return dotted
+
+    def is_bound(self, name: str) -> bool:
+        return self.lookup(name) is not None

@@ -1,0 +1,112 @@
+"""Rules as small self-registering classes, and the violations they report."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from flake8_hermetic.engine import Context
+
+REGISTRY: dict[str, type[Rule]] = {}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One hazard found at a position.
+
+    ``where`` is the scope part of the pytest node id (``Class::test``, or ""
+    at module level); ``node`` is the flagged expression, kept so the
+    baseline's ``what`` text can be taken from the source only when needed.
+    """
+
+    line: int
+    col: int
+    code: str
+    message: str
+    where: str = ""
+    node: ast.AST | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        return f"{self.code} {self.message}"
+
+
+class Rule:
+    """Base of every built-in rule.
+
+    A subclass names its ``code`` and ``message`` (a ``str.format`` template),
+    says whether it runs by default, and defines ``visit_<NodeType>``
+    generators that take the node and yield violations through
+    :meth:`report`.  The class docstring is the rule's documentation page
+    (What it does / Why is this bad? / Example / Use instead / Options).
+    A rule reads the tree and the context; it never changes the tree.
+    """
+
+    code: ClassVar[str]
+    message: ClassVar[str]
+    default_on: ClassVar[bool] = True
+    #: "file": anywhere in a test file; "test": only inside a test/fixture.
+    family: ClassVar[str] = ""
+
+    __slots__ = ("ctx",)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        code = cls.__dict__.get("code")
+        if code is None:
+            return
+        if code in REGISTRY:
+            raise RuntimeError(f"duplicate rule code {code}")
+        cls.family = cls.__module__.rsplit(".", 1)[-1]
+        REGISTRY[code] = cls
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def report(self, node: ast.AST, **fmt: object) -> Violation:
+        return Violation(
+            line=getattr(node, "lineno", 1),
+            col=getattr(node, "col_offset", 0),
+            code=self.code,
+            message=self.message.format(**fmt) if fmt else self.message,
+            where=self.ctx.where,
+            node=node,
+        )
+
+    def finish(self) -> Iterator[Violation]:
+        """Called once after the walk, for rules that judge the whole module."""
+        return iter(())
+
+    @classmethod
+    def handled_node_types(cls) -> dict[type[ast.AST], str]:
+        handled = {}
+        for name, _ in inspect.getmembers(cls, inspect.isfunction):
+            if name.startswith("visit_"):
+                node_type = getattr(ast, name[len("visit_"):], None)
+                if isinstance(node_type, type):
+                    handled[node_type] = name
+        return handled
+
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first line of the doc: what the rule does."""
+        for line in cls.doc().splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                return line
+        return cls.message
+
+
+def all_rules() -> dict[str, type[Rule]]:
+    """Every built-in rule, by code, importing the families on first use."""
+    import flake8_hermetic.rules  # noqa: F401  (registers the families)
+
+    return dict(sorted(REGISTRY.items()))

@@ -1,0 +1,113 @@
+"""Rule documentation, generated from the rule classes.
+
+Each rule's class docstring is its page (ruff's shape: What it does, Why is
+this bad?, Example, Use instead, Options). ``docs/rules/HRMnnn.md``, the
+README's rule table, ``flake8-hermetic rules`` / ``explain`` and the SARIF
+help text are all rendered from here, so they cannot drift apart.
+
+    python -m flake8_hermetic.ruledocs          # rewrite docs/rules and the README table
+    python -m flake8_hermetic.ruledocs --check  # exit 1 if either is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from flake8_hermetic.registry import Rule, all_rules
+
+TABLE_START = "<!-- rules-table:start -->"
+TABLE_END = "<!-- rules-table:end -->"
+STALE_DOC = """\
+# HRM900: stale baseline entry
+
+## What it does
+Reports a baseline entry for the linted file that no longer matches any
+violation, at line 1 of the file, naming the entry.
+
+## Why is this bad?
+The baseline is a ratchet: it may only shrink. An entry whose violation was
+fixed would silently accept the same hazard if it came back, so the fix is
+not finished until the line is deleted.
+
+## Example
+```text
+tests/test_io.py:1:1: HRM900 stale baseline entry 'tests/test_io.py::test_read\tHRM201\ttime.sleep(1)'
+```
+
+## Use instead
+Delete the line, or run `flake8-hermetic baseline prune`.
+
+## Options
+`--hermetic-baseline`, `--hermetic-no-baseline`.
+"""
+
+
+def page(rule: type[Rule]) -> str:
+    """The markdown page of one rule."""
+    state = "" if rule.default_on else " *(off by default: enable with `--extend-select=" + rule.code + "`)*"
+    body = rule.doc()
+    return f"# {rule.code}: {rule.summary()}{state}\n\n## What it does\n{body}\n\n## Message\n`{rule.code} {rule.message}`\n"
+
+
+def pages() -> dict[str, str]:
+    rendered = {code: page(rule) for code, rule in all_rules().items()}
+    rendered["HRM900"] = STALE_DOC
+    return rendered
+
+
+def table() -> str:
+    rows = ["| code | what it flags | default |", "|---|---|---|"]
+    for code, rule in all_rules().items():
+        default = "on" if rule.default_on else "off"
+        summary = rule.summary().replace("|", "\\|")
+        rows.append(f"| [{code}](docs/rules/{code}.md) | {summary} | {default} |")
+    rows.append("| [HRM900](docs/rules/HRM900.md) | a stale baseline entry: the debt was paid, delete the line | on |")
+    return "\n".join(rows)
+
+
+def _replace_table(readme: str) -> str:
+    head, start, rest = readme.partition(TABLE_START)
+    _, end, tail = rest.partition(TABLE_END)
+    if not start or not end:
+        raise SystemExit(f"README.md: missing {TABLE_START} / {TABLE_END} markers")
+    return f"{head}{TABLE_START}\n{table()}\n{TABLE_END}{tail}"
+
+
+def sync(root: Path, check: bool) -> list[str]:
+    """Write (or, with ``check``, compare) the pages and the README table."""
+    outdated = []
+    docs = root / "docs" / "rules"
+    wanted = {docs / f"{code}.md": text for code, text in pages().items()}
+    readme = root / "README.md"
+    wanted[readme] = _replace_table(readme.read_text(encoding="utf-8"))
+    for path, text in wanted.items():
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current != text:
+            outdated.append(str(path.relative_to(root)))
+            if not check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                temporary = path.with_name(path.name + ".tmp")
+                temporary.write_text(text, encoding="utf-8")
+                os.replace(temporary, path)
+    for extra in sorted(docs.glob("*.md")):
+        if extra not in wanted:
+            outdated.append(f"{extra.relative_to(root)} (documents no rule)")
+    return outdated
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m flake8_hermetic.ruledocs")
+    parser.add_argument("--check", action="store_true", help="only report what is out of date")
+    parser.add_argument("--root", default=".", help="the repository root")
+    args = parser.parse_args(argv)
+    outdated = sync(Path(args.root), args.check)
+    for path in outdated:
+        print(f"{path}: out of date" if args.check else f"wrote {path}")
+    return 1 if (args.check and outdated) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+"""The pack's options: registered with flake8, also read from ``pyproject.toml``.
+
+Precedence, highest first: the command line, the flake8 config
+(``setup.cfg``/``tox.ini``/``.flake8``), the ``[tool.flake8-hermetic]``
+table of ``pyproject.toml``, the defaults. Every option is registered with
+no default so that "not given" can be told apart from "given the default",
+and every value is validated here: a bad one is a :class:`ConfigError`,
+shown as one line naming the file, the line and the problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from flake8_hermetic.testfiles import DEFAULT_TEST_FILES, TestFileMatcher
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+PYPROJECT_TABLE = "flake8-hermetic"
+BASELINE_NAME = "hermetic-baseline.txt"
+
+DEFAULT_READONLY_COMMANDS = (
+    "git rev-parse",
+    "git status",
+    "git log",
+    "git diff",
+    "git show",
+    "git ls-files",
+    "git check-ignore",
+    "git config --get",
+)
+DEFAULT_REPO_DIRS = ("src", "tests", "test", "testing", "lib", "docs", "examples")
+DEFAULT_MAX_COLLECTION_BYTES = 1024 * 1024
+
+
+class ConfigError(Exception):
+    """A bad option value or config file; ``str()`` is the one line to show."""
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str  # without the leading "hermetic-"
+    kind: str  # "list" | "int" | "path" | "flag"
+    default: Any
+    help: str
+
+    @property
+    def flag(self) -> str:
+        return f"--hermetic-{self.name}"
+
+    @property
+    def dest(self) -> str:
+        return "hermetic_" + self.name.replace("-", "_")
+
+
+OPTIONS = (
+    OptionSpec(
+        "test-files", "list", DEFAULT_TEST_FILES,
+        "Comma-separated globs naming the test files the pack lints "
+        "(a glob without '/' matches the file name). Default: %(default)s",
+    ),
+    OptionSpec(
+        "readonly-commands", "list", DEFAULT_READONLY_COMMANDS,
+        "Comma-separated command prefixes (e.g. 'git status') that a child "
+        "process may run without cwd= (HRM106).",
+    ),
+    OptionSpec(
+        "max-collection-bytes", "int", DEFAULT_MAX_COLLECTION_BYTES,
+        "Size in bytes from which a value built at collection time is flagged (HRM401).",
+    ),
+    OptionSpec(
+        "host-readers", "list", (),
+        "Comma-separated dotted names of project functions that read host "
+        "state, flagged when called at import time (HRM402).",
+    ),
+    OptionSpec(
+        "repo-dirs", "list", DEFAULT_REPO_DIRS,
+        "Comma-separated top-level repository directories whose relative "
+        "paths depend on the working directory (HRM404).",
+    ),
+    OptionSpec("baseline", "path", None, f"Baseline file (default: {BASELINE_NAME} next to the config)."),
+    OptionSpec("no-baseline", "flag", False, "Ignore the baseline: report every violation."),
+    OptionSpec("rules", "path", None, "YAML file of project pattern rules (HRM8xx)."),
+)
+OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
+
+
+def register(parser: Any) -> None:
+    """Add the options to flake8's option manager."""
+    for spec in OPTIONS:
+        if spec.kind == "flag":
+            parser.add_option(
+                spec.flag, action="store_true", default=None,
+                parse_from_config=True, help=spec.help,
+            )
+        else:
+            parser.add_option(
+                spec.flag,
+                default=None,
+                parse_from_config=True,
+                comma_separated_list=spec.kind == "list",
+                normalize_paths=spec.kind == "path",
+                help=spec.help.replace("%(default)s", ",".join(DEFAULT_TEST_FILES)),
+            )
+    # Used by the pack's own commands: report the scope and source text of
+    # each violation and skip the baseline (the command matches it itself).
+    parser.add_option("--hermetic-emit-context", action="store_true", default=False, help=argparse.SUPPRESS)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the rules and the checker read, resolved once per process."""
+
+    test_files: tuple[str, ...] = DEFAULT_TEST_FILES
+    readonly_commands: tuple[tuple[str, ...], ...] = tuple(c.split() for c in DEFAULT_READONLY_COMMANDS)
+    max_collection_bytes: int = DEFAULT_MAX_COLLECTION_BYTES
+    host_readers: frozenset[str] = frozenset()
+    repo_dirs: tuple[str, ...] = DEFAULT_REPO_DIRS
+    baseline_path: str | None = None
+    rules_path: str | None = None
+    enabled: frozenset[str] = frozenset()
+    emit_context: bool = False
+    config_dir: str = "."
+    stdin: bool = False
+    matcher: TestFileMatcher = field(default=TestFileMatcher(DEFAULT_TEST_FILES), compare=False)
+
+
+# -- where the configuration lives ------------------------------------------
+
+def find_flake8_config(options: argparse.Namespace) -> str | None:
+    """The flake8 config file flake8 itself used for this run, if any."""
+    if getattr(options, "isolated", False):
+        return None
+    explicit = getattr(options, "config", None)
+    if explicit:
+        return os.path.abspath(explicit)
+    try:
+        from flake8.options.config import _find_config_file
+    except ImportError:  # pragma: no cover - flake8 moved its internals
+        return None
+    found = _find_config_file(os.path.abspath("."))
+    return os.path.abspath(found) if found else None
+
+
+def find_pyproject(start: str) -> str | None:
+    directory = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def read_pyproject_table(path: str) -> dict[str, Any]:
+    """The ``[tool.flake8-hermetic]`` table, or {} when there is none."""
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
+        reason = getattr(exc, "msg", None) or str(exc)
+        raise ConfigError(f"{path}:{line}: invalid TOML: {reason}") from None
+    table = document.get("tool", {}).get(PYPROJECT_TABLE, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.{PYPROJECT_TABLE}] must be a table")
+    return table
+
+
+def _line_from_message(message: str) -> int:
+    match = re.search(r"line (\d+)", message)
+    return int(match.group(1)) if match else 1
+
+
+def _config_line(config_path: str | None, key: str) -> str:
+    """``FILE:LINE`` of ``key`` in a flake8 config, or "the command line"."""
+    if config_path and os.path.isfile(config_path):
+        pattern = re.compile(rf"^\s*{re.escape(key)}\s*[=:]")
+        with open(config_path, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                if pattern.match(line):
+                    return f"{config_path}:{number}"
+    return "command line"
+
+
+def _table_line(pyproject: str, key: str) -> str:
+    pattern = re.compile(rf"^\s*\"?{re.escape(key)}\"?\s*=")
+    with open(pyproject, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, 1):
+            if pattern.match(line):
+                return f"{pyproject}:{number}"
+    return pyproject
+
+
+# -- values ------------------------------------------------------------------
+
+def _as_list(value: Any, where: Callable[[], str], spec: OptionSpec) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [part for part in re.split(r"[,\n]", value)]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where()}: {spec.name}: expected a list of strings, got {value!r}")
+    return tuple(v.strip() for v in value if v.strip())
+
+
+def _as_int(value: Any, where: Callable[[], str], spec: OptionSpec) -> int:
+    if isinstance(value, bool):
+        raise ConfigError(f"{where()}: {spec.name}: expected a whole number of bytes, got {value!r}")
+    if isinstance(value, str):
+        text = value.strip().replace("_", "")
+        if not text.isdigit():
+            raise ConfigError(f"{where()}: {spec.name}: expected a whole number of bytes, got {value!r}")
+        value = int(text)
+    if not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where()}: {spec.name}: expected a positive whole number of bytes, got {value!r}")
+    return value
+
+
+def _as_flag(value: Any, where: Callable[[], str], spec: OptionSpec) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ConfigError(f"{where()}: {spec.name}: expected true or false, got {value!r}")
+
+
+def _as_path(value: Any, where: Callable[[], str], spec: OptionSpec, base: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where()}: {spec.name}: expected a file path, got {value!r}")
+    return os.path.normpath(os.path.join(base, value.strip()))
+
+
+def _readonly_command(text: str, where: Callable[[], str]) -> tuple[str, ...]:
+    words = tuple(text.split())
+    if not words:
+        raise ConfigError(f"{where()}: readonly-commands: empty command")
+    return words
+
+
+def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
+    """Merge the command line, the flake8 config and the pyproject table."""
+    config_path = find_flake8_config(options)
+    pyproject = find_pyproject(os.path.dirname(config_path) if config_path else ".")
+    table = read_pyproject_table(pyproject) if pyproject else {}
+    table_dir = os.path.dirname(pyproject) if pyproject else os.path.abspath(".")
+
+    known = {spec.name for spec in OPTIONS} | {"hermetic-" + spec.name for spec in OPTIONS}
+    for key in table:
+        if key not in known:
+            assert pyproject is not None
+            raise ConfigError(
+                f"{_table_line(pyproject, key)}: [tool.{PYPROJECT_TABLE}]: unknown key {key!r} "
+                f"(known: {', '.join(spec.name for spec in OPTIONS)})"
+            )
+
+    values: dict[str, Any] = {}
+    for spec in OPTIONS:
+        given = getattr(options, spec.dest, None)
+        base = os.path.abspath(".")
+        if given is not None:
+            where = lambda spec=spec: _config_line(config_path, spec.flag[2:])  # noqa: E731
+        elif spec.name in table or "hermetic-" + spec.name in table:
+            key = spec.name if spec.name in table else "hermetic-" + spec.name
+            given = table[key]
+            base = table_dir
+            where = lambda key=key: _table_line(pyproject, key)  # type: ignore[arg-type]  # noqa: E731
+        else:
+            values[spec.name] = spec.default
+            continue
+        if spec.kind == "list":
+            values[spec.name] = _as_list(given, where, spec)
+        elif spec.kind == "int":
+            values[spec.name] = _as_int(given, where, spec)
+        elif spec.kind == "flag":
+            values[spec.name] = _as_flag(given, where, spec)
+        else:
+            values[spec.name] = _as_path(given, where, spec, base)
+
+    readonly_where = lambda: _config_line(config_path, "hermetic-readonly-commands")  # noqa: E731
+    config_dir = (
+        os.path.dirname(config_path)
+        if config_path
+        else table_dir if table else os.path.abspath(".")
+    )
+    baseline_path = None
+    if not values["no-baseline"]:
+        baseline_path = values["baseline"] or os.path.join(config_dir, BASELINE_NAME)
+    filenames = getattr(options, "filenames", None) or []
+    return Settings(
+        test_files=values["test-files"],
+        readonly_commands=tuple(_readonly_command(c, readonly_where) for c in values["readonly-commands"]),
+        max_collection_bytes=values["max-collection-bytes"],
+        host_readers=frozenset(values["host-readers"]),
+        repo_dirs=values["repo-dirs"],
+        baseline_path=baseline_path,
+        rules_path=values["rules"],
+        enabled=enabled,
+        emit_context=bool(getattr(options, "hermetic_emit_context", False)),
+        config_dir=config_dir,
+        stdin=list(filenames) == ["-"],
+        matcher=TestFileMatcher(values["test-files"]),
+    )
+
+
+def enabled_codes(options: argparse.Namespace, codes: Sequence[str]) -> frozenset[str]:
+    """The codes this run selects, decided by flake8's own decision engine."""
+    from flake8.style_guide import Decision, DecisionEngine
+
+    engine = DecisionEngine(options)
+    return frozenset(code for code in codes if engine.decision_for(code) is Decision.Selected)

@@ -1,0 +1,76 @@
+"""Running the real programs on a temporary project, hermetically.
+
+Every child gets ``cwd=`` (a directory of the test's own), ``sys.executable``
+and a timeout, and an environment whose home and git config point into the
+test's directory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+TIMEOUT = 120
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def child_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FLAKE8", "PYTEST_", "GIT_"))}
+    env.update(
+        HOME=str(home),
+        USERPROFILE=str(home),
+        GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
+        GIT_CONFIG_NOSYSTEM="1",
+        PRE_COMMIT_HOME=str(home / ".cache" / "pre-commit"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    return env
+
+
+def run(args: list[str], cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None,
+        timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    home = cwd / ".home" if env is None else None
+    if home is not None:
+        home.mkdir(exist_ok=True)
+    return subprocess.run(
+        args,
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env if env is not None else child_env(home),  # type: ignore[arg-type]
+        check=False,
+    )
+
+
+def flake8(args: list[str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "flake8", *args], cwd=cwd, stdin=stdin)
+
+
+def hermetic(args: list[str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "flake8_hermetic", *args], cwd=cwd, stdin=stdin)
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write ``files`` (relative path -> dedented text) under ``root``."""
+    for relative, text in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def codes_by_line(output: str) -> list[tuple[str, int, str]]:
+    """flake8 default output -> sorted (path, line, code) triples."""
+    found = []
+    for line in output.splitlines():
+        parts = line.split(":", 3)
+        if len(parts) == 4 and parts[1].isdigit():
+            found.append((parts[0], int(parts[1]), parts[3].split()[0]))
+    return sorted(found)
