@@ -187,22 +187,23 @@ class Context:
     def parent(self) -> ast.AST | None:
         return self.parents[-1] if self.parents else None
 
-    def ancestors_in_function(self) -> Iterator[tuple[ast.AST, ast.AST | None]]:
-        """(ancestor, its child on the path) pairs, innermost first, stopping
-        at the nearest function or class (whose body is a new frame)."""
-        child: ast.AST | None = None
+    def ancestors_in_function(self, node: ast.AST | None = None) -> Iterator[tuple[ast.AST, ast.AST | None]]:
+        """(ancestor, its child on the path to ``node``) pairs, innermost first,
+        stopping at the nearest function or class (whose body is a new frame)."""
+        child: ast.AST | None = node
         for ancestor in reversed(self.parents):
             if isinstance(ancestor, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
                 return
             yield ancestor, child
             child = ancestor
 
-    def in_loop(self, child: ast.AST | None = None) -> bool:
-        """Inside the body of a loop (or comprehension) of the current function.
+    def in_loop(self, node: ast.AST | None = None) -> bool:
+        """Whether ``node`` (the node being visited) runs repeatedly in a loop
+        or comprehension of the current function.
 
-        A loop's iterable is evaluated once and does not count.
+        A ``for`` loop's iterable is evaluated once and does not count.
         """
-        for ancestor, on_path in self.ancestors_in_function():
+        for ancestor, on_path in self.ancestors_in_function(node):
             if isinstance(ancestor, LOOP_TYPES):
                 if isinstance(ancestor, (ast.For, ast.AsyncFor)) and on_path is ancestor.iter:
                     continue

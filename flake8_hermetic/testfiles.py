@@ -28,7 +28,7 @@ def to_posix(path: str) -> str:
     return "" if normal == "." else normal
 
 
-class TestFileMatcher:
+class GlobMatcher:
     """Glob matching: a glob without ``/`` matches the file name, one with
     ``/`` matches the path or any tail of it (``tests/*.py`` matches
     ``pkg/tests/sub/test_a.py``; ``*`` crosses directories)."""
