@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import argparse
 import ast
-import os
+import dataclasses
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from flake8_hermetic import __version__
 from flake8_hermetic.baseline import Baseline, BaselineError, Entry, load, match
+from flake8_hermetic.baseline.format import entry_path
 from flake8_hermetic.engine import Engine, what_text
+from flake8_hermetic.hostpins import conftest_pins, directory_pins
+from flake8_hermetic.patterns import PatternRuleSet, load_pattern_rules
 from flake8_hermetic.registry import Rule, Violation, all_rules
 from flake8_hermetic.settings import ConfigError, Settings, enabled_codes, register, resolve
-from flake8_hermetic.testfiles import to_posix
 
 STALE_CODE = "HRM900"
 CONTEXT_SEPARATOR = "\x1f"
+# With --hermetic-emit-context, the first result of every file the pack
+# walked, followed by the codes judged there: the commands learn which
+# entries they may call stale, and line 1's noqa (where HRM900 goes).
+LINTED_MARKER = "HRM000 linted"
 
 
 def fail(message: str) -> None:
@@ -29,9 +35,13 @@ def fail(message: str) -> None:
 class Runtime:
     """What the plugin resolves once per process (flake8 ``--jobs`` forks)."""
 
-    def __init__(self, settings: Settings, rules: Sequence[type[Rule]], baseline: Baseline | None) -> None:
+    def __init__(
+        self, settings: Settings, rules: Sequence[type[Rule]], baseline: Baseline | None,
+        patterns: PatternRuleSet | None = None,
+    ) -> None:
         self.settings = settings
         self.engine = Engine(rules)
+        self.patterns = patterns if patterns is not None and patterns.rules else None
         self.baseline = baseline
         self.baseline_files = baseline.by_file() if baseline else {}
         self.baseline_dir = baseline.directory if baseline else settings.config_dir
@@ -64,26 +74,49 @@ class HermeticChecker:
             baseline = None
             if settings.baseline_path and not settings.emit_context:
                 baseline = load(settings.baseline_path)
+            patterns = None
+            if settings.rules_path:
+                # HRM8xx codes are the project's: flake8's select/ignore decide them too.
+                patterns = load_pattern_rules(settings.rules_path)
+                selected = enabled_codes(options, patterns.codes)
+                patterns = patterns.only(selected)
+                settings = dataclasses.replace(settings, enabled=settings.enabled | selected)
         except (ConfigError, BaselineError) as exc:
             fail(str(exc))
         active = [rule for code, rule in rules.items() if code in enabled]
-        cls.runtime = Runtime(settings, active, baseline)
+        # Language servers run flake8 again and again in one process: a
+        # conftest is read once per run, not once per server lifetime.
+        conftest_pins.cache_clear()
+        directory_pins.cache_clear()
+        cls.runtime = Runtime(settings, active, baseline, patterns)
 
     def relative_path(self, runtime: Runtime) -> str:
-        path = to_posix(self.filename)
-        if not os.path.isabs(path):
-            path = os.path.abspath(path)
-        return to_posix(os.path.relpath(path, runtime.baseline_dir))
+        return entry_path(self.filename, runtime.baseline_dir)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         runtime = self.runtime
-        if runtime is None or not runtime.engine.rule_classes:
+        if runtime is None:
             return
         settings = runtime.settings
-        if not settings.matcher.matches(self.filename) or not isinstance(self.tree, ast.Module):
+        # Globs are written from the project root (the config's directory),
+        # whatever the working directory or the editor's form of the path.
+        path = entry_path(self.filename, settings.config_dir)
+        is_test_file = settings.matcher.matches(path)
+        walk = is_test_file and bool(runtime.engine.rule_classes)
+        # Pattern rules choose their files with their own globs (default: the test files).
+        pattern_rules = runtime.patterns.for_file(path, is_test_file) if runtime.patterns else ()
+        if not (walk or pattern_rules) or not isinstance(self.tree, ast.Module):
             return
-        found = runtime.engine.lint(self.tree, self.lines, self.filename, settings)
+        found = runtime.engine.lint(self.tree, self.lines, self.filename, settings) if walk else []
+        if pattern_rules:
+            assert runtime.patterns is not None
+            found.extend(runtime.patterns.lint(self.tree, "".join(self.lines), pattern_rules))
+        # Only the codes that ran on this file can make its baseline entries stale.
+        judged = {r.code for r in pattern_rules}
+        if is_test_file:
+            judged |= settings.enabled - set(runtime.patterns.codes if runtime.patterns else ())
         if settings.emit_context:
+            yield 1, 0, CONTEXT_SEPARATOR.join((LINTED_MARKER, ",".join(sorted(judged)))), type(self)
             source = "".join(self.lines)
             for v in sorted(found, key=lambda v: (v.line, v.col, v.code)):
                 what = what_text(source, v.node)
@@ -99,7 +132,7 @@ class HermeticChecker:
                     found,
                     key=lambda v: (v.where, v.code),
                     what=lambda v: what_text(source, v.node),
-                    enabled=settings.enabled,
+                    enabled=judged,
                 )
         for v in sorted(found, key=lambda v: (v.line, v.col, v.code)):
             yield v.line, v.col, v.text, type(self)
@@ -115,7 +148,12 @@ class HermeticChecker:
             ), type(self)
             return
         for entry in sorted(stale):
-            yield 1, 0, (
-                f"{STALE_CODE} stale baseline entry {entry.render()!r}: "
-                "the debt was paid; delete the line (flake8-hermetic baseline prune)"
-            ), type(self)
+            yield 1, 0, f"{STALE_CODE} {stale_message(entry)}", type(self)
+
+
+def stale_message(entry: Entry) -> str:
+    """HRM900's message for one stale entry (the plugin's and ``check``'s)."""
+    return (
+        f"stale baseline entry {entry.render()!r}: "
+        "the debt was paid; delete the line (flake8-hermetic baseline prune)"
+    )

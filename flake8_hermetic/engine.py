@@ -234,6 +234,29 @@ class Context:
             return None
         return None
 
+    def decorated(self, node: ast.AST) -> FunctionNode | ast.ClassDef | None:
+        """The def or class whose decorator list holds ``node``, if any."""
+        chain = [*self.parents, node]
+        for position in range(len(chain) - 2, -1, -1):
+            holder = chain[position]
+            if isinstance(holder, (*DEF_TYPES, ast.ClassDef)):
+                on_path = chain[position + 1]
+                if any(d is on_path for d in holder.decorator_list):
+                    return holder
+                return None
+            if isinstance(holder, ast.Lambda):
+                return None
+        return None
+
+    def where_of(self, node: ast.AST) -> str:
+        """The ``where`` of a violation at ``node``: on a def (seen from its
+        enclosing scope) or inside its decorators it is the def's own id (a
+        parametrize row belongs to its test), elsewhere the current scope's."""
+        target = node if isinstance(node, (*DEF_TYPES, ast.ClassDef)) else self.decorated(node)
+        if target is None or any(s.kind == "function" for s in self.scopes):
+            return self.where
+        return f"{self.where}::{target.name}" if self.where else target.name
+
     # -- the file --------------------------------------------------------
     @cached_property
     def pins(self) -> Pins:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flake8_hermetic.testfiles import DEFAULT_TEST_FILES, TestFileMatcher
+from flake8_hermetic.testfiles import DEFAULT_TEST_FILES, GlobMatcher
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -93,6 +93,22 @@ OPTIONS = (
     OptionSpec("rules", "path", None, "YAML file of project pattern rules (HRM8xx)."),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
+# Lists whose items hold spaces ("git status"): flake8's own list parsing
+# splits on whitespace too, so these reach resolve() as text, split on commas.
+PHRASE_LISTS = frozenset({"readonly-commands"})
+
+
+class _FlagAction(argparse.Action):
+    """``store_true`` for the command line. Not the string "store_true":
+    flake8 would read the config value with ``getboolean`` and a typo there
+    would be a traceback; as text it reaches :func:`resolve`, which names
+    the file and line."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+        setattr(namespace, self.dest, True)
 
 
 def register(parser: Any) -> None:
@@ -100,7 +116,7 @@ def register(parser: Any) -> None:
     for spec in OPTIONS:
         if spec.kind == "flag":
             parser.add_option(
-                spec.flag, action="store_true", default=None,
+                spec.flag, action=_FlagAction, default=None,
                 parse_from_config=True, help=spec.help,
             )
         else:
@@ -108,7 +124,7 @@ def register(parser: Any) -> None:
                 spec.flag,
                 default=None,
                 parse_from_config=True,
-                comma_separated_list=spec.kind == "list",
+                comma_separated_list=spec.kind == "list" and spec.name not in PHRASE_LISTS,
                 normalize_paths=spec.kind == "path",
                 help=spec.help.replace("%(default)s", ",".join(DEFAULT_TEST_FILES)),
             )
@@ -132,16 +148,37 @@ class Settings:
     emit_context: bool = False
     config_dir: str = "."
     stdin: bool = False
-    matcher: TestFileMatcher = field(default=TestFileMatcher(DEFAULT_TEST_FILES), compare=False)
+    matcher: GlobMatcher = field(default=GlobMatcher(DEFAULT_TEST_FILES), compare=False)
 
 
 # -- where the configuration lives ------------------------------------------
 
+def preliminary_option(options: argparse.Namespace, name: str) -> Any:
+    """``--config`` / ``--isolated`` as flake8 parsed them for this run.
+
+    flake8 reads these in a preliminary pass and leaves them out of the
+    options it hands plugins (they stay at their defaults there), so the
+    value is taken from that pass: the ``args0`` of ``parse_args`` up the
+    call stack.
+    """
+    value = getattr(options, name, None)
+    if value:
+        return value
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "parse_args":
+            preliminary = frame.f_locals.get("args0")
+            if isinstance(preliminary, argparse.Namespace):
+                return getattr(preliminary, name, None)
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
 def find_flake8_config(options: argparse.Namespace) -> str | None:
     """The flake8 config file flake8 itself used for this run, if any."""
-    if getattr(options, "isolated", False):
+    if preliminary_option(options, "isolated"):
         return None
-    explicit = getattr(options, "config", None)
+    explicit = preliminary_option(options, "config")
     if explicit:
         return os.path.abspath(explicit)
     try:
@@ -172,24 +209,68 @@ def read_pyproject_table(path: str) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
-        reason = getattr(exc, "msg", None) or str(exc)
+        line = getattr(exc, "lineno", None) or _line_from_message(str(exc), path)
+        reason = getattr(exc, "msg", None) or re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)$", "", str(exc))
         raise ConfigError(f"{path}:{line}: invalid TOML: {reason}") from None
-    table = document.get("tool", {}).get(PYPROJECT_TABLE, {})
+    tool = document.get("tool", {})
+    table = tool.get(PYPROJECT_TABLE, {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.{PYPROJECT_TABLE}] must be a table")
+        raise ConfigError(f"{_table_line(path, PYPROJECT_TABLE)}: [tool.{PYPROJECT_TABLE}] must be a table")
     return table
 
 
-def _line_from_message(message: str) -> int:
+def _line_from_message(message: str, path: str) -> int:
     match = re.search(r"line (\d+)", message)
-    return int(match.group(1)) if match else 1
+    if match:
+        return int(match.group(1))
+    if "end of document" in message:
+        with open(path, "rb") as handle:
+            return max(1, handle.read().rstrip(b"\r\n").count(b"\n") + 1)
+    return 1
+
+
+def _config_key_pattern(key: str) -> re.Pattern[str]:
+    """``key`` as flake8 accepts it in a config: dashes or underscores."""
+    return re.compile(r"^\s*" + "[-_]".join(map(re.escape, key.split("-"))) + r"\s*[=:]", re.IGNORECASE)
+
+
+def _config_source(config_path: str | None, spec: OptionSpec, given: Any) -> tuple[str, str]:
+    """Where a value flake8 handed over came from: ``(FILE:LINE or "command
+    line", the directory a relative path in it is relative to)``.
+
+    flake8 merges its config under the command line before a plugin sees
+    the options, so the value is compared with the config's own text.
+    """
+    cwd = os.path.abspath(".")
+    if not config_path or not os.path.isfile(config_path):
+        return "command line", cwd
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read(config_path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return "command line", cwd
+    names = (spec.flag[2:], spec.dest)
+    raw = next((parser.get("flake8", n) for n in names if parser.has_option("flake8", n)), None)
+    if raw is None:
+        return "command line", cwd
+    from flake8.utils import normalize_path, parse_comma_separated_list
+
+    config_dir = os.path.dirname(config_path)
+    if spec.kind == "list" and spec.name not in PHRASE_LISTS:
+        same = list(given) == parse_comma_separated_list(raw)
+    elif spec.kind == "path":
+        same = given == normalize_path(raw, config_dir)
+    elif spec.kind == "flag":
+        same = isinstance(given, str)  # the command line's flag gives True
+    else:
+        same = given == raw
+    return (_config_line(config_path, spec.flag[2:]), config_dir) if same else ("command line", cwd)
 
 
 def _config_line(config_path: str | None, key: str) -> str:
     """``FILE:LINE`` of ``key`` in a flake8 config, or "the command line"."""
     if config_path and os.path.isfile(config_path):
-        pattern = re.compile(rf"^\s*{re.escape(key)}\s*[=:]")
+        pattern = _config_key_pattern(key)
         with open(config_path, encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, 1):
                 if pattern.match(line):
@@ -197,13 +278,31 @@ def _config_line(config_path: str | None, key: str) -> str:
     return "command line"
 
 
+_TABLE_HEADER = re.compile(rf'^\s*\[\s*tool\s*\.\s*"?{PYPROJECT_TABLE}"?\s*\]')
+_ANY_HEADER = re.compile(r"^\s*\[")
+
+
 def _table_line(pyproject: str, key: str) -> str:
-    pattern = re.compile(rf"^\s*\"?{re.escape(key)}\"?\s*=")
+    """``FILE:LINE`` of ``key`` in the ``[tool.flake8-hermetic]`` table.
+
+    A bare ``key =`` counts only inside the table (``baseline`` may well be
+    a key of another tool's table); the dotted forms (``tool.flake8-hermetic.key``,
+    ``flake8-hermetic.key``) count anywhere. Falls back to the table's header.
+    """
+    quoted = rf'"?{re.escape(key)}"?\s*='
+    bare = re.compile(rf"^\s*{quoted}")
+    dotted = re.compile(rf'^\s*(?:tool\s*\.\s*)?"?{PYPROJECT_TABLE}"?\s*\.\s*{quoted}|^\s*tool\s*\.\s*{quoted}')
+    in_table = False
+    header_line = 1
     with open(pyproject, encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, 1):
-            if pattern.match(line):
+            if _TABLE_HEADER.match(line):
+                in_table, header_line = True, number
+            elif _ANY_HEADER.match(line):
+                in_table = False
+            elif (in_table and bare.match(line)) or dotted.match(line):
                 return f"{pyproject}:{number}"
-    return pyproject
+    return f"{pyproject}:{header_line}"
 
 
 # -- values ------------------------------------------------------------------
@@ -232,6 +331,8 @@ def _as_int(value: Any, where: Callable[[], str], spec: OptionSpec) -> int:
 def _as_flag(value: Any, where: Callable[[], str], spec: OptionSpec) -> bool:
     if isinstance(value, bool):
         return value
+    if isinstance(value, str) and value.strip().lower() in configparser.RawConfigParser.BOOLEAN_STATES:
+        return configparser.RawConfigParser.BOOLEAN_STATES[value.strip().lower()]
     raise ConfigError(f"{where()}: {spec.name}: expected true or false, got {value!r}")
 
 
@@ -251,7 +352,8 @@ def _readonly_command(text: str, where: Callable[[], str]) -> tuple[str, ...]:
 def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
     """Merge the command line, the flake8 config and the pyproject table."""
     config_path = find_flake8_config(options)
-    pyproject = find_pyproject(os.path.dirname(config_path) if config_path else ".")
+    isolated = bool(preliminary_option(options, "isolated"))
+    pyproject = None if isolated else find_pyproject(os.path.dirname(config_path) if config_path else ".")
     table = read_pyproject_table(pyproject) if pyproject else {}
     table_dir = os.path.dirname(pyproject) if pyproject else os.path.abspath(".")
 
@@ -267,9 +369,9 @@ def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
     values: dict[str, Any] = {}
     for spec in OPTIONS:
         given = getattr(options, spec.dest, None)
-        base = os.path.abspath(".")
         if given is not None:
-            where = lambda spec=spec: _config_line(config_path, spec.flag[2:])  # noqa: E731
+            source, base = _config_source(config_path, spec, given)
+            where = lambda source=source: source  # noqa: E731
         elif spec.name in table or "hermetic-" + spec.name in table:
             key = spec.name if spec.name in table else "hermetic-" + spec.name
             given = table[key]
@@ -309,7 +411,7 @@ def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
         emit_context=bool(getattr(options, "hermetic_emit_context", False)),
         config_dir=config_dir,
         stdin=list(filenames) == ["-"],
-        matcher=TestFileMatcher(values["test-files"]),
+        matcher=GlobMatcher(values["test-files"]),
     )
 
 

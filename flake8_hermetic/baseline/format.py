@@ -11,19 +11,29 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import stat
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from flake8_hermetic.testfiles import to_posix
+
 ANY = "*"
 CODE_FORM = re.compile(r"^HRM\d{3}$")
 CONFLICT_MARKERS = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
 WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+TEMPORARY_PREFIX = ".hermetic-baseline."
 
 
 class BaselineError(Exception):
     """A malformed baseline; ``str()`` is ``FILE:LINE: reason``."""
+
+    def __init__(self, path: str, line: int, reason: str) -> None:
+        super().__init__(f"{path}:{line}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
 
 
 @dataclass(frozen=True, order=True)
@@ -65,10 +75,29 @@ class Baseline:
         return dict(grouped)
 
 
+def entry_path(filename: str, directory: str) -> str:
+    """The baseline's name for a linted file: POSIX, relative to ``directory``.
+
+    ``filename`` is what flake8 calls the file (``./tests/x.py``,
+    ``tests\\x.py`` from a Windows editor's ``--stdin-display-name``, or an
+    absolute path); a file outside ``directory`` gets a ``../`` path that no
+    entry can have.
+    """
+    path = to_posix(filename)
+    if not os.path.isabs(path):
+        path = os.path.abspath(path)
+    try:
+        return to_posix(os.path.relpath(path, directory))
+    except ValueError:  # another drive on Windows
+        return to_posix(path)
+
+
 def _check_path(path: str) -> str | None:
     """Why ``path`` is not a valid baseline path, or None."""
     if not path:
         return "empty path"
+    if path != path.strip():
+        return f"path {path!r} has leading or trailing whitespace"
     if "\\" in path:
         return f"path {path!r} uses backslashes; baseline paths are POSIX"
     if path.startswith("/") or WINDOWS_DRIVE.match(path):
@@ -81,57 +110,92 @@ def _check_path(path: str) -> str | None:
     return None
 
 
-def parse(text: str, path: str) -> Baseline:
-    """Parse a baseline's text; raise :class:`BaselineError` on the first bad line."""
+def _parse_line(line: str) -> Entry:
+    """One entry line; raises ``ValueError(reason)``."""
+    fields = line.split("\t")
+    if len(fields) != 3:
+        raise ValueError(f"expected 3 TAB-separated fields (where, code, what), found {len(fields)}")
+    where, code, what = fields
+    file_path, separator, scope = where.partition("::")
+    problem = _check_path(file_path)
+    if problem:
+        raise ValueError(problem)
+    if separator and not all(part.strip() for part in scope.split("::")):
+        raise ValueError(f"node id {where!r} has an empty part")
+    if not CODE_FORM.match(code):
+        raise ValueError(f"{code!r} is not an error code of the form HRMnnn")
+    if not what.strip():
+        raise ValueError("empty 'what' field (use '*' to accept any)")
+    return Entry(file_path, scope, code, what)
+
+
+def parse_all(text: str, path: str) -> tuple[Baseline, list[BaselineError]]:
+    """Parse every line, collecting the malformed ones instead of stopping.
+
+    The header is every comment (and the blank lines between them) above the
+    first entry; comments further down are not kept when the file is
+    rewritten, since the entries around them are re-sorted.
+    """
     if text.startswith("\ufeff"):
         text = text[1:]
     baseline = Baseline(path)
+    problems: list[BaselineError] = []
     in_header = True
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip("\r")
         if line.startswith(CONFLICT_MARKERS):
-            raise BaselineError(f"{path}:{number}: merge-conflict marker; resolve the conflict, then run 'flake8-hermetic baseline regenerate'")
-        if not line.strip():
-            in_header = in_header and not baseline.header
+            problems.append(BaselineError(
+                path, number,
+                "merge-conflict marker; resolve the conflict, then run 'flake8-hermetic baseline regenerate'",
+            ))
+            in_header = False
             continue
-        if line.lstrip().startswith("#"):
+        if not line.strip() or line.lstrip().startswith("#"):
             if in_header:
-                baseline.header.append(line)
+                baseline.header.append(line.rstrip())
             continue
         in_header = False
-        fields = line.split("\t")
-        if len(fields) != 3:
-            raise BaselineError(
-                f"{path}:{number}: expected 3 TAB-separated fields (where, code, what), found {len(fields)}"
-            )
-        where, code, what = fields
-        file_path, _, scope = where.partition("::")
-        problem = _check_path(file_path)
-        if problem:
-            raise BaselineError(f"{path}:{number}: {problem}")
-        if not CODE_FORM.match(code):
-            raise BaselineError(f"{path}:{number}: {code!r} is not an error code of the form HRMnnn")
-        if not what.strip():
-            raise BaselineError(f"{path}:{number}: empty 'what' field (use '*' to accept any)")
-        baseline.entries.append(Entry(file_path, scope, code, what, number))
+        try:
+            entry = _parse_line(line)
+        except ValueError as exc:
+            problems.append(BaselineError(path, number, str(exc)))
+            continue
+        baseline.entries.append(Entry(entry.path, entry.scope, entry.code, entry.what, number))
+    while baseline.header and not baseline.header[-1]:
+        baseline.header.pop()
+    while baseline.header and not baseline.header[0]:
+        baseline.header.pop(0)
+    return baseline, problems
+
+
+def parse(text: str, path: str) -> Baseline:
+    """Parse a baseline's text; raise :class:`BaselineError` on the first bad line."""
+    baseline, problems = parse_all(text, path)
+    if problems:
+        raise problems[0]
     return baseline
 
 
-def load(path: str) -> Baseline:
-    """Read a baseline; a missing file is an empty baseline."""
+def read_text(path: str) -> str | None:
+    """The baseline's text, or None when there is no file."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except FileNotFoundError:
-        return Baseline(path)
+        return None
     except OSError as exc:
-        raise BaselineError(f"{path}:1: cannot read: {exc.strerror}") from None
+        raise BaselineError(path, 1, f"cannot read: {exc.strerror}") from None
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise BaselineError(f"{path}:{line}: not UTF-8 text") from None
-    return parse(text, path)
+        raise BaselineError(path, line, "not UTF-8 text") from None
+
+
+def load(path: str) -> Baseline:
+    """Read a baseline; a missing file is an empty baseline."""
+    text = read_text(path)
+    return Baseline(path) if text is None else parse(text, path)
 
 
 def render(header: Iterable[str], entries: Iterable[Entry]) -> str:
@@ -144,15 +208,34 @@ def render(header: Iterable[str], entries: Iterable[Entry]) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
+def _new_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a crash leaves the old file whole."""
+    """Replace ``path`` with ``text`` so that a crash leaves the old file whole.
+
+    The text goes to a temporary file in the same directory (so
+    ``os.replace`` is a rename on one file system), is flushed to disk, and
+    only then takes the old file's place. The old file's permissions are
+    kept (``mkstemp`` would leave the new one readable by its owner only).
+    A temporary file left by a killed process is named
+    ``.hermetic-baseline.*.tmp``: nothing reads it, and it can be deleted.
+    """
     directory = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(prefix=".hermetic-baseline.", suffix=".tmp", dir=directory)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = _new_file_mode()
+    descriptor, temporary = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=".tmp", dir=directory)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
         try:

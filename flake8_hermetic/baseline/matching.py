@@ -2,12 +2,15 @@
 
 1. group entries and violations by (scope, code);
 2. exact pass: a violation consumes an entry with the same ``what``;
-3. loose pass: leftovers consume leftover entries of the same group;
-4. ``*`` entries consume whatever remains in their group;
-5. leftover violations are new; leftover entries (and ``*`` entries that
-   accepted nothing) are stale.
+3. loose pass: leftovers consume leftover entries of the same group (the
+   line was edited, the debt in that test did not grow);
+4. a ``*`` entry consumes whatever remains in its group;
+5. leftover violations are new; leftover entries are stale, and so is a
+   ``*`` entry that accepted nothing (or repeats another ``*`` entry of its
+   group, which could never accept anything the first did not).
 
-Entries of codes outside ``enabled`` are never judged.
+Entries of codes outside ``enabled`` are never judged: an off-by-default
+rule that is not enabled in this run leaves its entries alone.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ def match(
     enabled: Collection[str],
 ) -> tuple[list[V], list[Entry]]:
     """Return (new violations, stale entries). ``key`` gives a violation's
-    (scope, code); ``what`` its source text, computed only when needed."""
+    (scope, code); ``what`` its source text, computed only for violations
+    whose group has entries."""
     groups: dict[tuple[str, str], list[Entry]] = defaultdict(list)
     for entry in entries:
         if entry.code in enabled:
@@ -48,25 +52,27 @@ def match(
 
     stale: list[Entry] = []
     for group_key, group_entries in groups.items():
-        found = by_group.get(group_key, [])
         stars = [e for e in group_entries if e.is_any]
-        remaining = [e for e in group_entries if not e.is_any]
+        unused: dict[str, list[int]] = defaultdict(list)
+        for index, entry in enumerate(group_entries):
+            if not entry.is_any:
+                unused[entry.what].append(index)
+        consumed: set[int] = set()
         leftover: list[V] = []
-        for violation in found:
-            text = what(violation)
-            for index, entry in enumerate(remaining):
-                if entry.what == text:
-                    del remaining[index]
-                    break
+        for violation in by_group.get(group_key, []):
+            candidates = unused.get(what(violation))
+            if candidates:
+                consumed.add(candidates.pop(0))
             else:
                 leftover.append(violation)
-        consumed = min(len(leftover), len(remaining))
-        leftover = leftover[consumed:]
-        remaining = remaining[consumed:]
+        remaining = [
+            e for index, e in enumerate(group_entries) if not e.is_any and index not in consumed
+        ]
+        loose = min(len(leftover), len(remaining))
+        leftover = leftover[loose:]
+        stale.extend(remaining[loose:])
         if stars:
-            if not leftover:
-                stale.extend(stars)
+            stale.extend(stars[1:] if leftover else stars)
             leftover = []
-        stale.extend(remaining)
         new.extend(leftover)
     return new, stale

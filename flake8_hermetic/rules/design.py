@@ -1,1 +1,570 @@
-"""placeholder"""
+"""HRM5xx: test design that hides what a test proves."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import re
+from collections.abc import Iterator
+
+from flake8_hermetic.engine import Context, FunctionNode
+from flake8_hermetic.registry import Rule, Violation
+
+# -- HRM501: tests that assert nothing -----------------------------------------
+
+ASSERTING_CALLS = frozenset({"pytest.raises", "pytest.warns", "pytest.deprecated_call", "pytest.fail"})
+ASSERTING_WORDS = re.compile(r"assert|check|verify|expect", re.IGNORECASE)
+SKIP_CALLS = frozenset({"pytest.skip", "pytest.xfail", "pytest.importorskip"})
+SKIP_EXCEPTIONS = frozenset({"unittest.SkipTest", "unittest.case.SkipTest", "SkipTest", "pytest.skip.Exception"})
+# decorators after which the body's outcome is judged by the decorator, or never runs
+ALWAYS_SKIPPED = frozenset({"pytest.mark.skip", "unittest.skip"})
+EXPECTS_FAILURE = frozenset({"unittest.expectedFailure", "unittest.case.expectedFailure"})
+PROPERTY_TESTS = frozenset({"hypothesis.given"})
+SELF_NAMES = frozenset({"self", "cls"})
+
+
+@dataclasses.dataclass
+class FunctionFacts:
+    """What the walk saw inside one function (its nested defs included)."""
+
+    name: str
+    asserts: bool = False
+    callees: set[str] = dataclasses.field(default_factory=set)
+
+
+def _last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _is_docstring_or_pass(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Pass):
+        return True
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+class NoAssertionRule(Rule):
+    """
+    Flags a test that asserts nothing.
+
+    A `test*` function or method is reported when nothing in its body (its
+    nested functions included) can fail it on purpose: no `assert`, no
+    `pytest.raises/warns/deprecated_call/fail`, no `self.assert*` or
+    `self.fail*`, no mock `.assert_*()` call, no `raise AssertionError`, no
+    call of a function whose name contains `assert`, `check`, `verify` or
+    `expect`, and no assertion method handed over as a callback
+    (`d.addCallback(self.assertEqual, 1)`). A call of a helper defined in
+    the same file counts when that helper asserts (followed through
+    helpers calling helpers), and so does `super().test_x()`.
+
+    Not reported: a test that always skips (an unconditional
+    `pytest.skip()`, `pytest.xfail()`, `self.skipTest()`, `raise
+    unittest.SkipTest`, or an unconditional skip decorator), one that only
+    raises `NotImplementedError` (an abstract test), an empty body (`pass`
+    or a docstring: a base-class test switched off in a subclass),
+    `@unittest.expectedFailure` tests, and hypothesis `@given` tests.
+
+    ## Why is this bad?
+    A test without an assertion passes whenever its code does not raise.
+    It counts towards coverage and shows green, but it would still pass if
+    the function returned the wrong answer, wrote to the wrong place or
+    did nothing at all. Such a test usually lost its assertion in a
+    refactor, or was written to exercise code, not to check it.
+
+    ## Example
+    ```python
+    def test_export(tmp_path):
+        export(tmp_path / "out.csv")
+    ```
+
+    ## Use instead
+    ```python
+    def test_export(tmp_path):
+        export(tmp_path / "out.csv")
+        assert (tmp_path / "out.csv").read_text().startswith("id,name")
+    ```
+
+    ## Options
+    None.
+
+    ## Known problems
+    A test whose only claim is "this does not raise" is reported unless
+    its name says so (`test_*no_crash*`, `*does_not_raise*`,
+    `*doesnt_raise*`, `*not_raise*`, `*no_error*`, `*no_exception*`,
+    `*smoke*`, `*crash*`); write the claim down, or give the test such a
+    name. A helper imported from another module is judged by its name
+    only.
+    """
+
+    code = "HRM501"
+    message = "test {name}() asserts nothing, so it passes whatever the code does; assert something about the outcome"
+
+    NO_RAISE_NAME = re.compile(r"crash|not_?raise|doesnt_?raise|no_?(error|exception)|smoke", re.IGNORECASE)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.facts: dict[int, FunctionFacts] = {}
+        self.by_name: dict[str, list[FunctionFacts]] = {}
+        self.tests: list[tuple[FunctionFacts, Violation]] = []
+        self.judged = os.path.basename(ctx.path) != "conftest.py"
+
+    # -- the defs ------------------------------------------------------------
+    def visit_FunctionDef(self, node: FunctionNode) -> Iterator[Violation]:
+        facts = FunctionFacts(node.name)
+        self.facts[id(node)] = facts
+        self.by_name.setdefault(node.name, []).append(facts)
+        scope = self.ctx.scope_of(node)
+        if self.judged and scope.is_test and not self._exempt(node):
+            violation = self.report(node, name=node.name)
+            self.tests.append((facts, dataclasses.replace(violation, where=self.ctx.where_of(node))))
+        return iter(())
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _exempt(self, node: FunctionNode) -> bool:
+        if self.NO_RAISE_NAME.search(node.name):
+            return True
+        for decorator in node.decorator_list:
+            name = self.ctx.resolve(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
+            if name in ALWAYS_SKIPPED or name in EXPECTS_FAILURE or name in PROPERTY_TESTS:
+                return True
+        if all(_is_docstring_or_pass(stmt) for stmt in node.body):
+            return True
+        return any(self._always_skips(stmt) for stmt in node.body)
+
+    def _always_skips(self, stmt: ast.stmt) -> bool:
+        """An unconditional skip, or ``raise NotImplementedError``, at the top of the body."""
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            if self.ctx.call_name(call) in SKIP_CALLS:
+                return True
+            return isinstance(call.func, ast.Attribute) and call.func.attr == "skipTest"
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            name = self.ctx.resolve(exc) or ""
+            return name in SKIP_EXCEPTIONS or name == "NotImplementedError"
+        return False
+
+    # -- what the bodies do ----------------------------------------------------
+    def _enclosing_facts(self) -> Iterator[FunctionFacts]:
+        for scope in self.ctx.scopes:
+            if scope.kind == "function":
+                facts = self.facts.get(id(scope.node))
+                if facts is not None:
+                    yield facts
+
+    def _mark_asserting(self) -> None:
+        for facts in self._enclosing_facts():
+            facts.asserts = True
+
+    def visit_Assert(self, node: ast.Assert) -> Iterator[Violation]:
+        self._mark_asserting()
+        return iter(())
+
+    def visit_Raise(self, node: ast.Raise) -> Iterator[Violation]:
+        exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if exc is not None and _last_name(exc) in ("AssertionError", "failureException"):
+            self._mark_asserting()
+        return iter(())
+
+    def visit_Attribute(self, node: ast.Attribute) -> Iterator[Violation]:
+        # covers self.assertX(...), mock.assert_called_once(), and assertion methods passed as callbacks
+        if isinstance(node.ctx, ast.Load) and "assert" in node.attr.lower():
+            self._mark_asserting()
+        return iter(())
+
+    def visit_Name(self, node: ast.Name) -> Iterator[Violation]:
+        if isinstance(node.ctx, ast.Load) and "assert" in node.id.lower():
+            self._mark_asserting()
+        return iter(())
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        if not any(True for _ in self._enclosing_facts()):
+            return iter(())
+        func = node.func
+        last = _last_name(func)
+        if ASSERTING_WORDS.search(last) or self.ctx.call_name(node) in ASSERTING_CALLS:
+            self._mark_asserting()
+            return iter(())
+        if isinstance(func, ast.Attribute):
+            receiver = func.value
+            if isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES and last.startswith("fail"):
+                self._mark_asserting()
+            elif _is_super_call(receiver) and last.startswith("test"):
+                self._mark_asserting()  # the inherited test holds the assertion
+            elif (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES) or _is_super_call(receiver):
+                self._record_callee(last)
+        elif isinstance(func, ast.Name) and not self.ctx.resolver.is_bound(func.id):
+            self._record_callee(func.id)
+        return iter(())
+
+    def _record_callee(self, name: str) -> None:
+        for facts in self._enclosing_facts():
+            facts.callees.add(name)
+
+    # -- the verdict -----------------------------------------------------------
+    def finish(self) -> Iterator[Violation]:
+        callers: dict[str, list[FunctionFacts]] = {}
+        for facts in self.facts.values():
+            for callee in facts.callees:
+                callers.setdefault(callee, []).append(facts)
+        pending = [facts for facts in self.facts.values() if facts.asserts]
+        while pending:
+            helper = pending.pop()
+            for caller in callers.get(helper.name, ()):
+                if not caller.asserts:
+                    caller.asserts = True
+                    pending.append(caller)
+        for facts, violation in self.tests:
+            if not facts.asserts:
+                yield violation
+
+
+def _is_super_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+# -- HRM502: branching inside a test --------------------------------------------
+
+CONTROL_FLOW: dict[type[ast.AST], str] = {
+    ast.If: "if",
+    ast.For: "for",
+    ast.AsyncFor: "async for",
+    ast.While: "while",
+    ast.Try: "try",
+    ast.Match: "match",
+}
+if hasattr(ast, "TryStar"):  # Python 3.11+
+    CONTROL_FLOW[ast.TryStar] = "try"
+CONTROL_FLOW_TYPES = tuple(CONTROL_FLOW)
+
+
+class ControlFlowInTestRule(Rule):
+    """
+    Flags `if`, `for`, `while`, `match` and `try` in the body of a test.
+
+    Only the outermost such statement of a `test*` function or method is
+    reported (an `if` inside a `for` is one finding). An `if` whose body only
+    skips or xfails the test (`pytest.skip()`, `self.skipTest()`) is a
+    guard, not a branch, and is not reported; neither is control flow in
+    a nested helper function or in a fixture.
+
+    ## Why is this bad?
+    A branch in a test means the test checks different things on
+    different runs, and a loop means one test checks many cases and stops
+    at the first failing one, hiding the rest. The report names one test
+    either way, so the reader cannot tell which case broke or whether the
+    interesting branch ran at all. A `try` around the code under test
+    often swallows the very failure the test exists to catch.
+
+    ## Example
+    ```python
+    def test_parse(raw, expected_error):
+        if expected_error:
+            with pytest.raises(ValueError):
+                parse(raw)
+        else:
+            assert parse(raw)
+    ```
+
+    ## Use instead
+    ```python
+    @pytest.mark.parametrize("raw", [pytest.param("1", id="digit"), pytest.param("0x1", id="hex")])
+    def test_parse_accepts(raw):
+        assert parse(raw)
+
+    @pytest.mark.parametrize("raw", [pytest.param("", id="empty")])
+    def test_parse_rejects(raw):
+        with pytest.raises(ValueError):
+            parse(raw)
+    ```
+
+    ## Options
+    None.
+    """
+
+    code = "HRM502"
+    message = "`{kind}` in a test body checks several cases under one name; parametrize, or split success and failure tests"
+    default_on = False
+
+    def _check(self, node: ast.stmt) -> Iterator[Violation]:
+        scope = self.ctx.function_scope
+        if scope is None or not scope.is_test or self.ctx.enclosing(*CONTROL_FLOW_TYPES) is not None:
+            return
+        if isinstance(node, ast.If) and not node.orelse and all(self._skips(stmt) for stmt in node.body):
+            return
+        yield self.report(node, kind=CONTROL_FLOW[type(node)])
+
+    def _skips(self, stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            if self.ctx.call_name(call) in SKIP_CALLS:
+                return True
+            return isinstance(call.func, ast.Attribute) and call.func.attr == "skipTest"
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            return (self.ctx.resolve(exc) or "") in SKIP_EXCEPTIONS
+        return False
+
+    visit_If = visit_For = visit_AsyncFor = visit_While = visit_Try = visit_Match = _check
+    if hasattr(ast, "TryStar"):
+        visit_TryStar = _check
+
+
+# -- HRM503: parametrize rows without ids ----------------------------------------
+
+PARAM = "pytest.param"
+
+
+class UnnamedParametrizeRowRule(Rule):
+    """
+    Flags a `@pytest.mark.parametrize` row that is not `pytest.param(..., id=...)` when no `ids=` is given.
+
+    Each row of a literal list (or tuple) of argument values is checked,
+    and the element of a comprehension that builds the rows; rows that
+    come from a name or a function call cannot be seen and are left
+    alone. `metafunc.parametrize(...)` in `pytest_generate_tests` is
+    checked the same way.
+
+    ## Why is this bad?
+    Without an id pytest names each case after its values (`test_x[1-2]`,
+    `test_x[payload0]`, or the whole repr of a long string). When a row is
+    added, removed or reordered the generated ids shift, so a failure
+    report, a `-k` selection, a baseline entry or a CI history no longer
+    points at the same case. A readable id also says what the case is
+    for, which the raw values rarely do.
+
+    ## Example
+    ```python
+    @pytest.mark.parametrize("raw, expected", [("1", 1), ("0x1", 1)])
+    def test_parse(raw, expected):
+        assert parse(raw) == expected
+    ```
+
+    ## Use instead
+    ```python
+    @pytest.mark.parametrize(
+        "raw, expected",
+        [pytest.param("1", 1, id="decimal"), pytest.param("0x1", 1, id="hex")],
+    )
+    def test_parse(raw, expected):
+        assert parse(raw) == expected
+    ```
+
+    ## Options
+    None.
+    """
+
+    code = "HRM503"
+    message = "parametrize row without an id: its test id is made from the values and shifts with them; use pytest.param(..., id=...)"
+    default_on = False
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        if not self._is_parametrize(node) or any(k.arg == "ids" or k.arg is None for k in node.keywords):
+            return
+        if len(node.args) >= 4:  # ids given positionally: (argnames, argvalues, indirect, ids)
+            return
+        rows = node.args[1] if len(node.args) > 1 else None
+        for keyword in node.keywords:
+            if keyword.arg == "argvalues":
+                rows = keyword.value
+        where = self.ctx.where_of(node)
+        if isinstance(rows, (ast.List, ast.Tuple, ast.Set)):
+            for row in rows.elts:
+                if not isinstance(row, ast.Starred) and not self._named(row):
+                    yield dataclasses.replace(self.report(row), where=where)
+        elif isinstance(rows, (ast.ListComp, ast.GeneratorExp, ast.SetComp)) and not self._named(rows.elt):
+            yield dataclasses.replace(self.report(rows.elt), where=where)
+
+    def _is_parametrize(self, node: ast.Call) -> bool:
+        if self.ctx.call_name(node) == "pytest.mark.parametrize":
+            return True
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr == "parametrize"
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "metafunc"
+        )
+
+    def _named(self, row: ast.expr) -> bool:
+        if not (isinstance(row, ast.Call) and self.ctx.call_name(row) == PARAM):
+            return False
+        return any(k.arg == "id" or k.arg is None for k in row.keywords)
+
+
+# -- HRM504: private names of the code under test ---------------------------------
+
+TEST_TREE_PARTS = frozenset({"tests", "test", "testing", "conftest"})
+
+
+def in_test_tree(module: str, level: int) -> bool:
+    """Whether an import reads from the test suite itself, not the code under test.
+
+    A relative import stays inside the test package; so does a module path
+    with a ``tests``/``test``/``testing`` part, a ``test_*``/``*_test``
+    module or a ``conftest``.
+    """
+    if level > 0:
+        return True
+    return any(
+        part in TEST_TREE_PARTS or part.startswith("test_") or part.endswith("_test")
+        for part in module.split(".")
+    )
+
+
+class PrivateImportRule(Rule):
+    """
+    Flags a test importing a `_private` name from the code under test.
+
+    `from mypkg.parser import _tokenize` is reported for each imported
+    name that starts with one underscore (not a dunder, not `_` itself).
+    Imports from the test tree are the suite's own helpers and are not
+    reported: relative imports, and modules with a `tests`, `test` or
+    `testing` part, a `test_*` or `*_test` part, or `conftest`
+    (`from tests.helpers import _make_repo`). `import pkg._impl` binds a
+    module, not a name, and is not judged.
+
+    ## Why is this bad?
+    An underscore is the author's statement that the name may change
+    without notice. A test built on it pins the implementation instead of
+    the behaviour: a refactor that keeps every public promise breaks the
+    test, and a test that passes says nothing about what callers get.
+    The pull to test a private helper directly usually means it deserves
+    to be public, in a module of its own.
+
+    ## Example
+    ```python
+    from mypkg.parser import _tokenize
+
+    def test_tokenize():
+        assert _tokenize("a b") == ["a", "b"]
+    ```
+
+    ## Use instead
+    ```python
+    from mypkg.parser import parse
+
+    def test_parse_splits_words():
+        assert parse("a b").words == ["a", "b"]
+    ```
+
+    ## Options
+    None.
+    """
+
+    code = "HRM504"
+    message = "{name} is private to {module}; a test built on it pins the implementation; test the public API"
+    default_on = False
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> Iterator[Violation]:
+        module = node.module or ""
+        if in_test_tree(module, node.level):
+            return
+        for alias in node.names:
+            name = alias.name
+            if name.startswith("_") and not name.startswith("__") and name != "_":
+                at = alias if hasattr(alias, "lineno") else node
+                yield self.report(at, name=name, module=module)
+
+
+# -- HRM505: stand-ins with no interface ------------------------------------------
+
+MOCK_MODULES = ("unittest.mock", "mock")
+MOCK_CLASSES = frozenset({"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "NonCallableMagicMock"})
+PATCH_OPTIONS = frozenset({"spec", "spec_set", "create", "autospec", "new_callable"})
+# (name suffix, position of ``new``); patch.multiple takes its replacements as keywords
+PATCHERS = ((".patch", 1), (".patch.object", 2), (".patch.multiple", None))
+
+
+def _is_monkeypatch(node: ast.AST) -> bool:
+    name = _last_name(node)
+    return "monkeypatch" in name.lower() or name == "mp"
+
+
+class BareMockReplacementRule(Rule):
+    """
+    Flags a bare `MagicMock()` or `Mock()` (no `spec`/`spec_set`) patched in as a replacement.
+
+    The mock is reported where it is handed to `mock.patch(...)`,
+    `mock.patch.object(...)` or `mock.patch.multiple(...)` (as `new`,
+    positionally or by keyword, or as `return_value=`), to pytest-mock's
+    `mocker.patch...`, or to `monkeypatch.setattr(...)` as the value.
+    `Mock(SomeClass)` (a positional spec), `spec=`, `spec_set=` and
+    `create_autospec(...)` are the fixes and are not reported.
+
+    ## Why is this bad?
+    A mock without a spec accepts every attribute and every call, and
+    each attribute it hands out is another truthy mock. Code that reads a
+    flag off it (`if config.telemetry.enabled:`) takes the branch the test
+    never meant to run; a typo or a renamed method on the real object
+    still "works" against the mock. The test keeps passing while the
+    interface it stands in for has changed.
+
+    ## Example
+    ```python
+    def test_report(monkeypatch):
+        monkeypatch.setattr(app, "load_config", MagicMock())
+        with mock.patch("app.client.Session", MagicMock()):
+            assert app.report()
+    ```
+
+    ## Use instead
+    ```python
+    def test_report(monkeypatch):
+        monkeypatch.setattr(app, "load_config", mock.create_autospec(app.load_config))
+        with mock.patch("app.client.Session", autospec=True):
+            assert app.report()
+    ```
+
+    ## Options
+    None.
+
+    ## Known problems
+    A bare mock bound to a name first and then patched in is not followed.
+    """
+
+    code = "HRM505"
+    message = "bare {name}() accepts any attribute or call, so the test passes against a wrong interface; use create_autospec() or {name}(spec=...)"
+    default_on = False
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        for value in self._replacements(node):
+            name = self._bare_mock(value)
+            if name is not None:
+                yield dataclasses.replace(self.report(value, name=name), where=self.ctx.where_of(value))
+
+    def _replacements(self, node: ast.Call) -> list[ast.expr]:
+        func = node.func
+        name = self.ctx.call_name(node) or ""
+        for suffix, position in PATCHERS:
+            head = name[: -len(suffix)]
+            if name.endswith(suffix) and (head in MOCK_MODULES or head.endswith("mocker")):
+                values = [node.args[position]] if position is not None and len(node.args) > position else []
+                for keyword in node.keywords:
+                    if keyword.arg in ("new", "return_value"):
+                        values.append(keyword.value)
+                    elif position is None and keyword.arg is not None and keyword.arg not in PATCH_OPTIONS:
+                        values.append(keyword.value)
+                return values
+        if isinstance(func, ast.Attribute) and func.attr == "setattr" and _is_monkeypatch(func.value):
+            values = [k.value for k in node.keywords if k.arg == "value"]
+            string_target = bool(node.args) and isinstance(node.args[0], (ast.Constant, ast.JoinedStr))
+            if string_target and len(node.args) == 2:
+                values.append(node.args[1])
+            elif len(node.args) >= 3:
+                values.append(node.args[2])
+            return values
+        return []
+
+    def _bare_mock(self, node: ast.expr) -> str | None:
+        if not isinstance(node, ast.Call) or node.args:
+            return None
+        name = self.ctx.call_name(node) or ""
+        module, _, cls = name.rpartition(".")
+        is_mock = cls in MOCK_CLASSES and (module in MOCK_MODULES or module.endswith("mocker"))
+        if not is_mock or any(k.arg in ("spec", "spec_set") or k.arg is None for k in node.keywords):
+            return None
+        return cls

@@ -1,0 +1,135 @@
+"""What the baseline commands do to the entries, as data in, data out.
+
+``current`` maps each *judged* file (one the pack walked in this run, by
+its baseline path) to its violations and the codes that ran on it. Files
+that were not judged keep their entries, so a run on a few paths never
+loses the others; entries of codes that did not run on a file are kept
+too (an off-by-default rule, a pattern rule whose globs skip the file), as
+the plugin never judges them. Entries whose file is gone are dropped by
+``regenerate`` and ``prune`` alike.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from flake8_hermetic.baseline.format import ANY, Baseline, Entry
+from flake8_hermetic.baseline.matching import match
+
+# The what text of a violation whose source text could not be recovered:
+# an empty field would make the file unreadable.
+NO_TEXT = "?"
+
+
+class Finding(Protocol):
+    @property
+    def scope(self) -> str: ...
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def what(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One linted file: its violations, and the codes that ran on it."""
+
+    findings: Sequence[Finding]
+    codes: Collection[str]
+
+
+def _key(finding: Finding) -> tuple[str, str]:
+    return finding.scope, finding.code
+
+
+def _what(finding: Finding) -> str:
+    return finding.what or NO_TEXT
+
+
+def _judged(entry: Entry, current: Mapping[str, Judged]) -> bool:
+    linted = current.get(entry.path)
+    return linted is not None and entry.code in linted.codes
+
+
+def judge(baseline: Baseline, current: Mapping[str, Judged]) -> dict[str, tuple[list[Finding], list[Entry]]]:
+    """Per judged file: (violations the baseline does not accept, stale entries)."""
+    entries = baseline.by_file()
+    return {
+        path: match(entries.get(path, []), linted.findings, key=_key, what=_what, enabled=linted.codes)
+        for path, linted in current.items()
+    }
+
+
+def regenerate(baseline: Baseline, current: Mapping[str, Judged], exists: Callable[[str], bool]) -> list[Entry]:
+    """The entries after a regenerate: every current violation of a judged
+    file, except that a ``*`` entry whose (scope, code) still has violations
+    stays and accepts them all."""
+    kept = [entry for entry in baseline.entries if not _judged(entry, current) and exists(entry.path)]
+    stars = {
+        (entry.path, entry.scope, entry.code)
+        for entry in baseline.entries
+        if entry.is_any and _judged(entry, current)
+    }
+    fresh: list[Entry] = []
+    starred: set[tuple[str, str, str]] = set()
+    for path, linted in current.items():
+        for finding in linted.findings:
+            group = (path, finding.scope, finding.code)
+            if group in stars:
+                starred.add(group)
+            else:
+                fresh.append(Entry(path, finding.scope, finding.code, _what(finding)))
+    fresh.extend(Entry(path, scope, code, ANY) for path, scope, code in sorted(starred))
+    return sorted(kept + fresh)
+
+
+def prune(
+    baseline: Baseline, current: Mapping[str, Judged], exists: Callable[[str], bool]
+) -> tuple[list[Entry], list[tuple[Entry, str]]]:
+    """The entries a prune keeps, and those it drops with the reason: stale
+    ones, and those of files that are gone. Nothing is added or rewritten."""
+    # by identity: of two identical lines, the one match() left over goes
+    stale = {id(entry) for _, entries in judge(baseline, current).values() for entry in entries}
+    kept: list[Entry] = []
+    dropped: list[tuple[Entry, str]] = []
+    for entry in baseline.entries:
+        if not exists(entry.path):
+            dropped.append((entry, f"{entry.path} does not exist"))
+        elif id(entry) in stale:
+            dropped.append((entry, "stale (matches no violation)"))
+        else:
+            kept.append(entry)
+    return kept, dropped
+
+
+def changes(old: Iterable[Entry], new: Iterable[Entry]) -> dict[str, tuple[int, int]]:
+    """Per code: (entries added, entries removed), as multisets of lines."""
+    before = Counter(entry.render() for entry in old)
+    after = Counter(entry.render() for entry in new)
+    codes: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for line, count in (after - before).items():
+        codes[line.split("\t")[1]][0] += count
+    for line, count in (before - after).items():
+        codes[line.split("\t")[1]][1] += count
+    return {code: (added, removed) for code, (added, removed) in sorted(codes.items())}
+
+
+def _most_first(counts: Counter[str]) -> list[tuple[str, int]]:
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def stats(entries: Iterable[Entry]) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """Entries per code and per top-level directory (``.`` for files at the
+    baseline's level), most first."""
+    by_code: Counter[str] = Counter()
+    by_directory: Counter[str] = Counter()
+    for entry in entries:
+        by_code[entry.code] += 1
+        top, separator, _ = entry.path.partition("/")
+        by_directory[top if separator else "."] += 1
+    return _most_first(by_code), _most_first(by_directory)

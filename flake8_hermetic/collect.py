@@ -1,0 +1,258 @@
+"""Running flake8's own machinery in-process and collecting the pack's findings.
+
+The commands must see exactly what ``flake8`` sees: the same file
+discovery, ``exclude``, config, ``per-file-ignores`` and ``# noqa``. So they
+drive flake8's option parsing, its file checker manager (``--jobs`` and
+all) and its style guide, with the plugin in its ``--hermetic-emit-context``
+mode: each message carries the violation's scope and ``what`` text, the
+first result of every walked file is a marker, and the plugin applies no
+baseline; the commands match it themselves with the same ``match()``.
+
+Only the pack's own checker runs. The results are read before the style
+guide sees them, so the commands can ask, per violation, whether flake8
+would have shown it (:meth:`Scan.visible`) after matching it against the
+baseline, in the order the plugin does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from flake8 import checker as flake8_checker
+from flake8 import exceptions as flake8_exceptions
+from flake8.formatting.base import BaseFormatter
+from flake8.options.parse_args import parse_args
+from flake8.plugins.finder import Checkers
+from flake8.style_guide import StyleGuideManager
+from flake8.violation import Violation as Flake8Violation
+
+from flake8_hermetic.baseline.format import entry_path
+from flake8_hermetic.checker import CONTEXT_SEPARATOR, LINTED_MARKER, STALE_CODE, HermeticChecker
+from flake8_hermetic.settings import BASELINE_NAME, Settings
+
+PREFIX = "HRM"
+LINTED_CODE = LINTED_MARKER.split()[0]
+# flake8's own reports for a file it could not read (E902) or parse (E999):
+# shown by `check` whatever the selection, so no test file is skipped silently.
+UNREADABLE_CODES = ("E902", "E999")
+
+
+class ScanError(Exception):
+    """flake8 could not start (bad config, bad option); ``str()`` is one line."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C while the checks ran."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """One result of the run, in flake8's terms (``col`` counts from 1)."""
+
+    filename: str  # as flake8 names the file (per-file-ignores match on it)
+    path: str  # the baseline's name for the file
+    line: int
+    col: int
+    code: str
+    message: str
+    scope: str = ""
+    what: str = ""
+    physical_line: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        return f"{self.code} {self.message}"
+
+
+@dataclass
+class LintedFile:
+    """A file the pack walked: every violation, before the style guide."""
+
+    filename: str
+    path: str
+    codes: frozenset[str]  # the codes that ran on it: only their entries are judged
+    first_line: str | None  # line 1, where HRM900 is reported (its # noqa counts)
+    violations: list[Found] = field(default_factory=list)
+
+
+class _Silent(BaseFormatter):
+    """The style guide's formatter: the commands only ask for verdicts."""
+
+    def handle(self, error: Flake8Violation) -> None:
+        pass
+
+    def format(self, error: Flake8Violation) -> str | None:
+        return None
+
+
+@dataclass
+class Scan:
+    """What one run of flake8's engine saw."""
+
+    options: argparse.Namespace
+    settings: Settings
+    baseline_path: str
+    guide: StyleGuideManager
+    files: dict[str, LintedFile] = field(default_factory=dict)  # by baseline path
+    problems: list[Found] = field(default_factory=list)  # E902/E999
+
+    @property
+    def baseline_dir(self) -> str:
+        return os.path.dirname(os.path.abspath(self.baseline_path))
+
+    @property
+    def enabled(self) -> frozenset[str]:
+        return self.settings.enabled
+
+    def visible(self, found: Found) -> bool:
+        """Would flake8 show this result (select/ignore, per-file-ignores, noqa)?"""
+        return bool(self.guide.handle_error(
+            found.code, found.filename, found.line, found.col - 1, found.message, found.physical_line,
+        ))
+
+    def stale_report(self, linted: LintedFile, message: str) -> Found:
+        return Found(linted.filename, linted.path, 1, 1, STALE_CODE, message, physical_line=linted.first_line)
+
+
+def flake8_arguments(paths: Sequence[str], config: str | None = None, jobs: str | None = None) -> list[str]:
+    """The flake8 command line of a scan."""
+    argv = ["--hermetic-emit-context"]
+    if config:
+        argv += ["--config", config]
+    if jobs:
+        argv += ["--jobs", jobs]
+    return [*argv, "--", *paths] if paths else argv
+
+
+def _names_prefix(selector: str) -> bool:
+    return bool(selector) and (PREFIX.startswith(selector) or selector.startswith(PREFIX))
+
+
+def selection_arguments(options: argparse.Namespace) -> list[str]:
+    """Extra flake8 options so the pack's default rules run even when the
+    project's ``select`` names no ``HRM`` prefix (``select = E,F,W``), as
+    if the pack were plain default-on.
+
+    ``--extend-select=HRM`` alone would also turn on the off-by-default
+    rules (an explicit select beats flake8's extended default ignore), so
+    those are ignored again, unless the project's select/extend-select
+    already names them. Prefixes keep their length, so a project's
+    ``ignore``/``per-file-ignores`` of ``HRM1`` still wins over ``HRM``.
+    """
+    select = options.select
+    if select is None or any(_names_prefix(s) for s in select):
+        return []
+    chosen = tuple(s for s in (*select, *(options.extend_select or [])) if s)
+    off = [
+        code for code in options.extended_default_ignore
+        if code.startswith(PREFIX) and not code.startswith(chosen)
+    ]
+    extra = [f"--extend-select={','.join([*(options.extend_select or []), PREFIX])}"]
+    if off:
+        extra.append(f"--extend-ignore={','.join([*(options.extend_ignore or []), *off])}")
+    return extra
+
+
+@contextlib.contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """flake8's option errors print its usage, then the message: keep the message."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            yield
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            raise
+        lines = [line for line in captured.getvalue().splitlines() if line.strip()]
+        raise ScanError(lines[-1] if lines else f"flake8-hermetic: flake8 exited with status {exc.code}") from None
+    sys.stderr.write(captured.getvalue())
+
+
+def configure(argv: Sequence[str]) -> tuple[list[str], argparse.Namespace, Checkers]:
+    """Parse flake8's options and config; the final argv, options, and the pack's checker."""
+    argv = list(argv)
+    with _one_line_errors():
+        plugins, options = parse_args(argv)
+        extra = selection_arguments(options)
+        if extra:
+            split = argv.index("--") if "--" in argv else len(argv)
+            argv[split:split] = extra
+            plugins, options = parse_args(argv)
+    ours = [plugin for plugin in plugins.checkers.tree if plugin.obj is HermeticChecker]
+    if not ours:
+        raise ScanError("flake8-hermetic: flake8 did not load the plugin (is flake8-hermetic installed here?)")
+    return argv, options, Checkers(tree=ours, logical_line=[], physical_line=[])
+
+
+def current_settings() -> Settings:
+    runtime = HermeticChecker.runtime
+    assert runtime is not None, "flake8 did not call the plugin's parse_options"
+    return runtime.settings
+
+
+def baseline_location(settings: Settings, explicit: str | None) -> str:
+    """The baseline the commands read and write: ``--baseline``, else the
+    one the plugin would read, else the default name next to the config."""
+    if explicit:
+        return os.path.abspath(explicit)
+    return settings.baseline_path or os.path.join(settings.config_dir, BASELINE_NAME)
+
+
+def scan(
+    paths: Sequence[str],
+    *,
+    config: str | None = None,
+    jobs: str | None = None,
+    baseline: str | None = None,
+    run_checks: bool = True,
+) -> Scan:
+    """Run the pack through flake8 on ``paths`` (flake8's default: ``.``).
+
+    With ``run_checks=False`` only the options are resolved (where the
+    baseline is, which codes are enabled).
+    """
+    argv, options, checkers = configure(flake8_arguments(paths, config, jobs))
+    settings = current_settings()
+    guide = StyleGuideManager(options, _Silent(options))
+    result = Scan(options, settings, baseline_location(settings, baseline), guide)
+    if not run_checks:
+        return result
+    manager = flake8_checker.Manager(style_guide=guide, plugins=checkers, argv=argv)
+    try:
+        manager.start()
+        manager.run()
+    except (KeyboardInterrupt, flake8_exceptions.EarlyQuit):
+        raise Interrupted() from None
+    except flake8_exceptions.ExecutionError as exc:
+        raise ScanError(f"flake8-hermetic: {exc}") from None
+    named = {os.path.normpath(p) for p in options.filenames if p != "-"}
+    directory = result.baseline_dir
+    for filename, results, _ in sorted(manager.results, key=lambda item: item[0]):
+        path = entry_path(filename, directory)
+        if path in result.files:
+            continue  # named twice on the command line: judged once
+        linted: LintedFile | None = None
+        found: list[Found] = []
+        for code, line, col, text, physical_line in results:
+            if code == LINTED_CODE:
+                codes = text.partition(CONTEXT_SEPARATOR)[2]
+                linted = LintedFile(filename, path, frozenset(filter(None, codes.split(","))), physical_line)
+            elif code.startswith(PREFIX):
+                message, _, context = text.partition(CONTEXT_SEPARATOR)
+                scope, _, what = context.partition(CONTEXT_SEPARATOR)
+                found.append(Found(filename, path, line, (col or 0) + 1, code, message, scope, what, physical_line))
+            elif code in UNREADABLE_CODES and (
+                settings.matcher.matches(filename) or os.path.normpath(filename) in named
+            ):
+                result.problems.append(Found(filename, path, max(line, 1), (col or 0) + 1, code, text,
+                                             physical_line=physical_line))
+        if linted is not None:
+            linted.violations = found
+            result.files[path] = linted
+    return result

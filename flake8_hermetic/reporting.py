@@ -1,0 +1,160 @@
+"""The output formats of ``flake8-hermetic check``: flake8's default lines,
+GitHub Actions workflow commands, and SARIF 2.1.0.
+
+Rule help (SARIF's ``rules``) comes from the same pages as ``explain`` and
+``docs/rules/``, so the three cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from flake8_hermetic import __version__
+from flake8_hermetic.collect import Found
+from flake8_hermetic.testfiles import to_posix
+
+FORMATS = ("default", "github", "sarif")
+HOME_PAGE = "https://github.com/flake8-hermetic/flake8-hermetic"
+DOCS_PAGE = HOME_PAGE + "/blob/main/docs/rules/{code}.md"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+FLAKE8_CODES = {
+    "E902": ("the file could not be read or tokenized", "flake8 could not read or tokenize the file, so no rule ran on it."),
+    "E999": ("the file could not be parsed", "The file is not valid Python for this interpreter, so no rule ran on it."),
+}
+
+
+@dataclass(frozen=True)
+class RuleHelp:
+    code: str
+    summary: str
+    page: str  # markdown
+    has_docs_page: bool = True
+
+
+@dataclass
+class Report:
+    """What ``check`` found: reported findings, and how many the baseline accepted."""
+
+    new: list[Found]
+    stale: list[Found]
+    baselined: int
+
+    def findings(self) -> list[Found]:
+        return sorted(self.new + self.stale, key=lambda f: (f.filename, f.line, f.col, f.code))
+
+    def summary(self) -> str:
+        return f"{len(self.new)} new, {self.baselined} baselined, {len(self.stale)} stale"
+
+
+def default(report: Report) -> str:
+    """flake8's own line format, then the summary."""
+    lines = [f"{f.filename}:{f.line}:{f.col}: {f.text}" for f in report.findings()]
+    return "\n".join([*lines, report.summary()]) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(report: Report) -> str:
+    """GitHub Actions ``::error`` workflow commands (annotations on the diff)."""
+    lines = [
+        f"::error file={_escape_property(to_posix(f.filename))},line={f.line},col={f.col},"
+        f"title={_escape_property(f.code)}::{_escape_data(f.message)}"
+        for f in report.findings()
+    ]
+    return "\n".join([*lines, report.summary()]) + "\n"
+
+
+def _summary_of(page: str, fallback: str) -> str:
+    first = page.lstrip().splitlines()[0] if page.strip() else ""
+    heading = re.match(r"#\s*HRM\d{3}:\s*(.+)", first)
+    if not heading:
+        return fallback
+    return re.sub(r"\s*\*\(off by default.*\)\*$", "", heading.group(1)).strip()
+
+
+def rule_help(codes: Iterable[str], pages: Mapping[str, str], extra: Mapping[str, tuple[str, str]]) -> list[RuleHelp]:
+    """Help for ``codes``: the rule pages, then ``extra`` (code -> (summary,
+    markdown)) for the project's own rules, then flake8's E902/E999."""
+    helps = []
+    for code in sorted(set(codes)):
+        if code in pages:
+            helps.append(RuleHelp(code, _summary_of(pages[code], code), pages[code]))
+        elif code in extra:
+            summary, page = extra[code]
+            helps.append(RuleHelp(code, summary, page, has_docs_page=False))
+        elif code in FLAKE8_CODES:
+            summary, text = FLAKE8_CODES[code]
+            helps.append(RuleHelp(code, summary, text, has_docs_page=False))
+        else:
+            helps.append(RuleHelp(code, code, code, has_docs_page=False))
+    return helps
+
+
+def _artifact(found: Found, root: str) -> dict[str, object]:
+    path = found.path
+    if path.startswith("../") or os.path.isabs(path):
+        return {"uri": Path(os.path.abspath(found.filename)).as_uri()}
+    return {"uri": path, "uriBaseId": "%SRCROOT%"}
+
+
+def sarif(report: Report, rules: Sequence[RuleHelp], root: str) -> str:
+    """A SARIF 2.1.0 log: one run, a rule entry per code, a result per finding.
+
+    Paths are relative to ``root`` (the baseline's directory), declared as
+    ``%SRCROOT%``.
+    """
+    index = {rule.code: position for position, rule in enumerate(rules)}
+    driver_rules = []
+    for rule in rules:
+        entry: dict[str, object] = {
+            "id": rule.code,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": rule.summary},
+            "help": {"text": rule.page, "markdown": rule.page},
+            "defaultConfiguration": {"level": "error"},
+        }
+        if rule.has_docs_page:
+            entry["helpUri"] = DOCS_PAGE.format(code=rule.code)
+        driver_rules.append(entry)
+    results = []
+    for found in report.findings():
+        result: dict[str, object] = {
+            "ruleId": found.code,
+            "level": "error",
+            "message": {"text": found.message},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": _artifact(found, root),
+                    "region": {"startLine": max(found.line, 1), "startColumn": max(found.col, 1)},
+                },
+            }],
+        }
+        if found.code in index:
+            result["ruleIndex"] = index[found.code]
+        results.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "flake8-hermetic",
+                "version": __version__,
+                "informationUri": HOME_PAGE,
+                "rules": driver_rules,
+            }},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(root).as_uri().rstrip("/") + "/"}},
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,208 @@
+"""The CI lint job: the commands docs/ci.md puts in CI, run here on a project.
+
+The jobs' YAML is read from docs/ci.md itself, so the page cannot name a
+command these tests do not run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.helpers import REPO, hermetic, run, write_tree
+
+LEAKY = """\
+    import os
+
+
+    def test_known(tmp_path):
+        os.chdir(tmp_path)
+        assert os.getcwd() == str(tmp_path)
+
+
+    def test_fresh(tmp_path):
+        os.chdir(tmp_path)
+        assert os.getcwd() == str(tmp_path)
+"""
+FIXED = LEAKY.replace("def test_fresh(tmp_path):\n        os.chdir(tmp_path)",
+                      "def test_fresh(tmp_path, monkeypatch):\n        monkeypatch.chdir(tmp_path)")
+KNOWN = "tests/test_app.py::test_known\tHRM105\tos.chdir(tmp_path)\n"
+GONE = "tests/test_removed.py::test_old\tHRM105\tos.chdir(tmp_path)\n"
+HEADER = "# known hazards, burnt down over time\n\n"
+ANNOTATION = re.compile(r"^::error file=(?P<file>[^,]+),line=(?P<line>\d+),col=(?P<col>\d+),title=(?P<code>HRM\d{3})::(?P<message>.+)$")
+SUMMARY = re.compile(r"^(\d+) new, (\d+) baselined, (\d+) stale$")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A flake8 project with one new hazard, one baselined, and a baseline
+    entry of a test file that was deleted since."""
+    return write_tree(tmp_path, {
+        "setup.cfg": "[flake8]\nmax-line-length = 100\n",
+        "tests/test_app.py": LEAKY,
+        "src/app.py": "import os\n\nos.chdir('/')\n",  # not a test file
+        "hermetic-baseline.txt": HEADER + KNOWN + GONE,
+    })
+
+
+def pack(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    result = hermetic(args, cwd=cwd)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+# -- check --format github ----------------------------------------------------
+
+def test_github_format_annotates_only_the_new_hazard(project: Path) -> None:
+    result = pack(["check", "--format", "github"], cwd=project)
+    assert result.returncode == 1
+    *annotations, summary = result.stdout.splitlines()
+    assert SUMMARY.match(summary) and summary == "1 new, 1 baselined, 0 stale"
+    assert len(annotations) == 1
+    found = ANNOTATION.match(annotations[0])
+    assert found, annotations[0]
+    assert (found["file"], found["line"], found["col"], found["code"]) == ("tests/test_app.py", "10", "5", "HRM105")
+    assert "os.chdir() leaks the working directory" in found["message"]
+
+
+def test_github_format_passes_once_fixed(project: Path) -> None:
+    write_tree(project, {"tests/test_app.py": FIXED})
+    result = pack(["check", "--format", "github"], cwd=project)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.splitlines() == ["0 new, 1 baselined, 0 stale"]
+
+
+def test_github_format_annotates_a_stale_entry_at_line_one(project: Path) -> None:
+    write_tree(project, {"tests/test_app.py": FIXED.replace(
+        "def test_known(tmp_path):\n        os.chdir(tmp_path)",
+        "def test_known(tmp_path, monkeypatch):\n        monkeypatch.chdir(tmp_path)")})
+    result = pack(["check", "--format", "github"], cwd=project)
+    assert result.returncode == 1
+    *annotations, summary = result.stdout.splitlines()
+    assert summary == "0 new, 0 baselined, 1 stale"
+    found = ANNOTATION.match(annotations[0])
+    assert found and (found["file"], found["line"], found["code"]) == ("tests/test_app.py", "1", "HRM900")
+    assert "test_known" in found["message"]
+
+
+def test_default_format_is_flake8_lines_and_the_summary(project: Path) -> None:
+    result = pack(["check"], cwd=project)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "./tests/test_app.py:10:5: HRM105 os.chdir() leaks the working directory to later tests; "
+        "use monkeypatch.chdir() or contextlib.chdir()",
+        "1 new, 1 baselined, 0 stale",
+    ]
+
+
+def test_a_conflicted_baseline_stops_the_job_with_one_line(project: Path) -> None:
+    write_tree(project, {"hermetic-baseline.txt": f"{KNOWN}<<<<<<< HEAD\n{GONE}=======\n>>>>>>> topic\n"})
+    for args in (["check", "--format", "github"], ["baseline", "prune", "--check"]):
+        result = pack(args, cwd=project)
+        assert result.returncode == 2, (args, result.stdout)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "hermetic-baseline.txt:2:" in lines[0] and "merge-conflict" in lines[0]
+
+
+# -- baseline prune --check ------------------------------------------------------
+
+def test_prune_check_fails_on_a_deleted_files_entry_and_writes_nothing(project: Path) -> None:
+    baseline = project / "hermetic-baseline.txt"
+    before = baseline.read_bytes()
+    result = pack(["baseline", "prune", "--check"], cwd=project)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        f"hermetic-baseline.txt:4: would remove {GONE.strip()!r}: tests/test_removed.py does not exist",
+    ]
+    assert baseline.read_bytes() == before
+
+
+def test_prune_check_passes_after_a_prune(project: Path) -> None:
+    assert pack(["baseline", "prune"], cwd=project).returncode == 0
+    assert (project / "hermetic-baseline.txt").read_text(encoding="utf-8") == HEADER + KNOWN
+    result = pack(["baseline", "prune", "--check"], cwd=project)
+    assert result.returncode == 0, result.stdout
+    assert "would remove" not in result.stdout
+
+
+def test_prune_check_fails_on_a_stale_entry(project: Path) -> None:
+    write_tree(project, {"hermetic-baseline.txt": HEADER + KNOWN.replace("test_known", "test_renamed") + KNOWN})
+    result = pack(["baseline", "prune", "--check"], cwd=project)
+    assert result.returncode == 1
+    assert "test_renamed" in result.stdout and "stale" in result.stdout
+
+
+# -- the jobs as docs/ci.md writes them ------------------------------------------
+
+def documented_jobs() -> dict[str, list[str]]:
+    """The shell commands of each YAML job on docs/ci.md, by job name."""
+    page = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    jobs: dict[str, list[str]] = {}
+    for block in re.findall(r"```yaml\n(.*?)```", page, re.S):
+        document = yaml.safe_load(block)
+        if isinstance(document, list):  # steps to add to a job
+            jobs.setdefault("github-extra", []).extend(s["run"] for s in document if "run" in s)
+        elif "jobs" in document:
+            for name, job in document["jobs"].items():
+                jobs[f"github-{name}"] = [s["run"] for s in job["steps"] if "run" in s]
+        else:
+            for name, job in document.items():
+                jobs[f"gitlab-{name}"] = list(job["script"])
+    return jobs
+
+
+def pack_commands(commands: list[str]) -> list[str]:
+    return [command for command in commands if command.startswith("flake8-hermetic ")]
+
+
+def test_docs_show_a_github_and_a_gitlab_job_running_both_commands() -> None:
+    jobs = documented_jobs()
+    assert pack_commands(jobs["github-hermetic"]) == [
+        "flake8-hermetic check --format github",
+        "flake8-hermetic baseline prune --check",
+    ]
+    assert pack_commands(jobs["gitlab-hermetic"]) == [
+        "flake8-hermetic check",
+        "flake8-hermetic baseline prune --check",
+    ]
+    assert pack_commands(jobs["github-extra"]) == ["flake8-hermetic check --format sarif > hermetic.sarif"]
+    for commands in jobs.values():
+        for command in commands:
+            assert command.startswith(("flake8-hermetic ", "python -m pip install ")), command
+
+
+DOCUMENTED = sorted({command for commands in documented_jobs().values() for command in pack_commands(commands)})
+
+
+@pytest.mark.parametrize("command", [pytest.param(c, id=c.removeprefix("flake8-hermetic ")) for c in DOCUMENTED])
+def test_every_documented_command_runs_and_fails_on_the_debt(project: Path, command: str) -> None:
+    words = shlex.split(command)
+    output = None
+    if ">" in words:
+        output = project / words[words.index(">") + 1]
+        words = words[: words.index(">")]
+    argv = [sys.executable, "-m", "flake8_hermetic", *words[1:]]
+    result = run(argv, cwd=project)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1, (command, result.stdout, result.stderr)
+    if output is not None:
+        output.write_text(result.stdout, encoding="utf-8")
+        log = json.loads(output.read_text(encoding="utf-8"))
+        assert log["version"] == "2.1.0"
+        results = log["runs"][0]["results"]
+        assert [r["ruleId"] for r in results] == ["HRM105"]
+        location = results[0]["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"] == "tests/test_app.py"
+        assert location["region"]["startLine"] == 10
+        assert SUMMARY.match(result.stderr.strip().splitlines()[-1])
+
+    write_tree(project, {"tests/test_app.py": FIXED, "hermetic-baseline.txt": HEADER + KNOWN})
+    clean = run(argv, cwd=project)
+    assert clean.returncode == 0, (command, clean.stdout, clean.stderr)
