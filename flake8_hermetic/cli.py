@@ -26,9 +26,19 @@ from typing import NoReturn
 
 from flake8_hermetic import __version__, reporting, ruledocs
 from flake8_hermetic.baseline import ratchet
-from flake8_hermetic.baseline.format import Baseline, BaselineError, Entry, load, parse_all, read_text, render, write_atomic
+from flake8_hermetic.baseline.format import (
+    Baseline,
+    BaselineError,
+    Entry,
+    load,
+    parse,
+    parse_all,
+    read_text,
+    render,
+    write_atomic,
+)
 from flake8_hermetic.checker import STALE_CODE, stale_message
-from flake8_hermetic.collect import Found, Interrupted, Scan, ScanError, scan
+from flake8_hermetic.collect import Found, Interrupted, Scan, ScanError, prepare
 from flake8_hermetic.settings import ConfigError, Settings
 
 NEW_FILE_HEADER = (
@@ -90,12 +100,12 @@ def _baseline_for_check(result: Scan, explicit: str | None) -> Baseline:
     return load(_shown(result.baseline_path))
 
 
-def _judged(result: Scan, visible_only: bool) -> dict[str, ratchet.Judged]:
+def _judged(result: Scan, visible_only: bool) -> dict[str, ratchet.Judged[Found]]:
     """The linted files, with every violation the plugin found (as it
     matches them) or only those flake8 would show (what regenerate writes)."""
     return {
         path: ratchet.Judged(
-            linted.violations,
+            [f for f in linted.violations if result.visible(f)] if visible_only else linted.violations,
             linted.codes,
         )
         for path, linted in result.files.items()
@@ -110,7 +120,7 @@ def check_report(result: Scan, baseline: Baseline) -> reporting.Report:
     for path, (unaccepted, stale_entries) in ratchet.judge(baseline, _judged(result, False)).items():
         linted = result.files[path]
         baselined += len(linted.violations) - len(unaccepted)
-        new.extend(f for f in unaccepted if result.visible(f))  # type: ignore[arg-type]
+        new.extend(f for f in unaccepted if result.visible(f))
         if STALE_CODE in result.enabled:
             for entry in sorted(stale_entries):
                 report = result.stale_report(linted, stale_message(entry))
@@ -120,8 +130,10 @@ def check_report(result: Scan, baseline: Baseline) -> reporting.Report:
 
 
 def command_check(args: argparse.Namespace) -> int:
-    result = _scan(args)
-    report = check_report(result, _baseline_for_check(result, args.baseline))
+    result = _prepare(args)
+    baseline = _baseline_for_check(result, args.baseline)
+    result.run()
+    report = check_report(result, baseline)
     if args.format == "github":
         sys.stdout.write(reporting.github(report))
     elif args.format == "sarif":
@@ -136,14 +148,9 @@ def command_check(args: argparse.Namespace) -> int:
 
 # -- baseline --------------------------------------------------------------------------
 
-def _scan(args: argparse.Namespace, run_checks: bool = True) -> Scan:
-    return scan(
-        getattr(args, "paths", []),
-        config=args.config,
-        jobs=getattr(args, "jobs", None),
-        baseline=args.baseline,
-        run_checks=run_checks,
-    )
+def _prepare(args: argparse.Namespace) -> Scan:
+    return prepare(getattr(args, "paths", []), config=args.config, jobs=getattr(args, "jobs", None),
+                   baseline=args.baseline)
 
 
 def _exists_under(directory: str) -> Callable[[str], bool]:
@@ -167,27 +174,35 @@ def _print_changes(old: Sequence[Entry], new: Sequence[Entry]) -> None:
         print(f"{code} +{added} -{removed}")
 
 
+class CommandError(Exception):
+    """A command cannot do its job; ``str()`` is the one line to show."""
+
+
 def _write(path: str, header: Sequence[str], entries: Sequence[Entry]) -> bool:
     """Write the baseline if its text changes; True if it did."""
     text = render(header, entries)
     if read_text(path) == text:
         return False
-    write_atomic(path, text)
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise CommandError(f"flake8-hermetic: cannot write {_shown(path)}: {exc.strerror}") from None
     return True
 
 
 def command_regenerate(args: argparse.Namespace) -> int:
-    result = _scan(args)
+    result = _prepare(args)
     shown = _shown(result.baseline_path)
     existing = read_text(shown)
-    old = load(shown)
+    old = Baseline(shown) if existing is None else parse(existing, shown)
+    result.run()
     _warn_unlinted(result)
     current = _judged(result, True)
     if args.no_grow:
         grown = [f for new, _ in ratchet.judge(old, current).values() for f in new]
         if grown:
-            for found in sorted(grown, key=lambda f: (f.filename, f.line, f.col)):  # type: ignore[attr-defined]
-                print(f"{found.filename}:{found.line}:{found.col}: {found.text}")  # type: ignore[attr-defined]
+            for found in sorted(grown, key=lambda f: (f.filename, f.line, f.col)):
+                print(f"{found.filename}:{found.line}:{found.col}: {found.text}")
             print(
                 f"flake8-hermetic: {len(grown)} violation(s) not in {shown}; nothing written (--no-grow)",
                 file=sys.stderr,
@@ -195,16 +210,17 @@ def command_regenerate(args: argparse.Namespace) -> int:
             return 1
     entries = ratchet.regenerate(old, current, _exists_under(result.baseline_dir))
     header = old.header if existing is not None else list(NEW_FILE_HEADER)
-    _print_changes(old.entries, entries)
     wrote = _write(result.baseline_path, header, entries)
+    _print_changes(old.entries, entries)
     print(f"{shown}: {len(entries)} entries{'' if wrote else ' (unchanged)'}")
     return 0
 
 
 def command_prune(args: argparse.Namespace) -> int:
-    result = _scan(args)
+    result = _prepare(args)
     shown = _shown(result.baseline_path)
     old = load(shown)
+    result.run()
     kept, removed = ratchet.prune(old, _judged(result, False), _exists_under(result.baseline_dir))
     for entry, reason in removed:
         verb = "would remove" if args.check else "removed"
@@ -219,10 +235,10 @@ def command_prune(args: argparse.Namespace) -> int:
 
 
 def command_baseline_check(args: argparse.Namespace) -> int:
-    result = _scan(args)
+    result = _prepare(args)
     shown = _shown(result.baseline_path)
-    text = read_text(shown)
-    baseline, malformed = parse_all(text or "", shown)
+    baseline, malformed = parse_all(read_text(shown) or "", shown)
+    result.run()
     problems = [(error.line, str(error)) for error in malformed]
     _, removed = ratchet.prune(baseline, _judged(result, False), _exists_under(result.baseline_dir))
     for entry, reason in removed:
@@ -236,8 +252,7 @@ def command_baseline_check(args: argparse.Namespace) -> int:
 
 
 def command_stats(args: argparse.Namespace) -> int:
-    result = _scan(args, run_checks=False)
-    shown = _shown(result.baseline_path)
+    shown = _shown(_prepare(args).baseline_path)
     baseline = load(shown)
     by_code, by_directory = ratchet.stats(baseline.entries)
     print(f"{shown}: {len(baseline.entries)} entries")
@@ -259,7 +274,7 @@ def _plain(markdown: str) -> str:
 
 def command_rules(args: argparse.Namespace) -> int:
     rows = _plain(ruledocs.table()).splitlines()
-    settings = _scan(args, run_checks=False).settings
+    settings = _prepare(args).settings
     extra = [f"| {code} | {summary} | on |" for code, (summary, _) in sorted(project_rules(settings).items())]
     stale_row = next((i for i, row in enumerate(rows) if row.startswith(f"| {STALE_CODE} ")), len(rows))
     rows[stale_row:stale_row] = extra
@@ -271,7 +286,7 @@ def command_explain(args: argparse.Namespace) -> int:
     code = args.code.upper()
     page = ruledocs.pages().get(code) if CODE_ARGUMENT.match(code) else None
     if page is None and CODE_ARGUMENT.match(code):
-        page = project_rules(_scan(args, run_checks=False).settings).get(code, (None, None))[1]
+        page = project_rules(_prepare(args).settings).get(code, (None, None))[1]
     if page is None:
         print(f"flake8-hermetic: unknown rule code {args.code!r} (flake8-hermetic rules lists them)", file=sys.stderr)
         return 2
@@ -342,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))
-    except (BaselineError, ScanError) as exc:
+    except (BaselineError, ScanError, CommandError) as exc:
         print(exc, file=sys.stderr)
     except ConfigError as exc:
         print(f"flake8-hermetic: {exc}", file=sys.stderr)
@@ -350,8 +365,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("flake8-hermetic: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # the reader (| head) went away: nothing left to say to it
-        sys.stderr.close()
+        # The reader (| head) went away. Point stdout at nothing so the
+        # interpreter's final flush does not complain about it too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return 2
 

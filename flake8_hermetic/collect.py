@@ -99,6 +99,8 @@ class Scan:
     settings: Settings
     baseline_path: str
     guide: StyleGuideManager
+    argv: list[str] = field(repr=False)
+    checkers: Checkers = field(repr=False)
     files: dict[str, LintedFile] = field(default_factory=dict)  # by baseline path
     problems: list[Found] = field(default_factory=list)  # E902/E999
 
@@ -109,6 +111,46 @@ class Scan:
     @property
     def enabled(self) -> frozenset[str]:
         return self.settings.enabled
+
+    def run(self) -> None:
+        """Run the pack through flake8's file checker manager (``--jobs`` and all)."""
+        manager = flake8_checker.Manager(style_guide=self.guide, plugins=self.checkers, argv=self.argv)
+        try:
+            manager.start()
+            manager.run()
+        except (KeyboardInterrupt, flake8_exceptions.EarlyQuit):
+            raise Interrupted() from None
+        except flake8_exceptions.ExecutionError as exc:
+            raise ScanError(f"flake8-hermetic: {exc}") from None
+        named = {os.path.normpath(p) for p in self.options.filenames if p != "-"}
+        for filename, results, _ in sorted(manager.results, key=lambda item: item[0]):
+            path = entry_path(filename, self.baseline_dir)
+            if path in self.files:
+                continue  # named twice on the command line: judged once
+            linted: LintedFile | None = None
+            found: list[Found] = []
+            for code, line, col, text, physical_line in results:
+                if code == LINTED_CODE:
+                    codes = text.partition(CONTEXT_SEPARATOR)[2]
+                    linted = LintedFile(filename, path, frozenset(filter(None, codes.split(","))), physical_line)
+                elif code.startswith(PREFIX):
+                    message, _, context = text.partition(CONTEXT_SEPARATOR)
+                    scope, _, what = context.partition(CONTEXT_SEPARATOR)
+                    found.append(Found(filename, path, line, (col or 0) + 1, code, message, scope, what,
+                                       physical_line))
+                elif code in UNREADABLE_CODES and self._would_lint(filename, named):
+                    self.problems.append(Found(filename, path, max(line, 1), (col or 0) + 1, code, text,
+                                               physical_line=physical_line))
+            if linted is not None:
+                linted.violations = found
+                self.files[path] = linted
+
+    def _would_lint(self, filename: str, named: set[str]) -> bool:
+        """A test file, or a file named on the command line."""
+        return (
+            self.settings.matcher.matches(entry_path(filename, self.settings.config_dir))
+            or os.path.normpath(filename) in named
+        )
 
     def visible(self, found: Found) -> bool:
         """Would flake8 show this result (select/ignore, per-file-ignores, noqa)?"""
@@ -204,55 +246,17 @@ def baseline_location(settings: Settings, explicit: str | None) -> str:
     return settings.baseline_path or os.path.join(settings.config_dir, BASELINE_NAME)
 
 
-def scan(
+def prepare(
     paths: Sequence[str],
     *,
     config: str | None = None,
     jobs: str | None = None,
     baseline: str | None = None,
-    run_checks: bool = True,
 ) -> Scan:
-    """Run the pack through flake8 on ``paths`` (flake8's default: ``.``).
-
-    With ``run_checks=False`` only the options are resolved (where the
-    baseline is, which codes are enabled).
-    """
+    """Resolve flake8's options and config for a run on ``paths`` (flake8's
+    default: ``.``): where the baseline is, which codes are enabled. The
+    checks run on :meth:`Scan.run`, so a broken baseline can be refused first."""
     argv, options, checkers = configure(flake8_arguments(paths, config, jobs))
     settings = current_settings()
     guide = StyleGuideManager(options, _Silent(options))
-    result = Scan(options, settings, baseline_location(settings, baseline), guide)
-    if not run_checks:
-        return result
-    manager = flake8_checker.Manager(style_guide=guide, plugins=checkers, argv=argv)
-    try:
-        manager.start()
-        manager.run()
-    except (KeyboardInterrupt, flake8_exceptions.EarlyQuit):
-        raise Interrupted() from None
-    except flake8_exceptions.ExecutionError as exc:
-        raise ScanError(f"flake8-hermetic: {exc}") from None
-    named = {os.path.normpath(p) for p in options.filenames if p != "-"}
-    directory = result.baseline_dir
-    for filename, results, _ in sorted(manager.results, key=lambda item: item[0]):
-        path = entry_path(filename, directory)
-        if path in result.files:
-            continue  # named twice on the command line: judged once
-        linted: LintedFile | None = None
-        found: list[Found] = []
-        for code, line, col, text, physical_line in results:
-            if code == LINTED_CODE:
-                codes = text.partition(CONTEXT_SEPARATOR)[2]
-                linted = LintedFile(filename, path, frozenset(filter(None, codes.split(","))), physical_line)
-            elif code.startswith(PREFIX):
-                message, _, context = text.partition(CONTEXT_SEPARATOR)
-                scope, _, what = context.partition(CONTEXT_SEPARATOR)
-                found.append(Found(filename, path, line, (col or 0) + 1, code, message, scope, what, physical_line))
-            elif code in UNREADABLE_CODES and (
-                settings.matcher.matches(filename) or os.path.normpath(filename) in named
-            ):
-                result.problems.append(Found(filename, path, max(line, 1), (col or 0) + 1, code, text,
-                                             physical_line=physical_line))
-        if linted is not None:
-            linted.violations = found
-            result.files[path] = linted
-    return result
+    return Scan(options, settings, baseline_location(settings, baseline), guide, argv, checkers)

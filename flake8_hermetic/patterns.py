@@ -484,7 +484,9 @@ class _Loader:
         self._check_rule(rule, lines, here + ("rule",), "rule")
         constraints = entry.get("constraints") or {}
         if not isinstance(constraints, dict):
-            raise self.fail("'constraints' must be a mapping of metavariable to rule", lines.at(here + ("constraints",)))
+            raise self.fail(
+                "'constraints' must be a mapping of metavariable to rule", lines.at(here + ("constraints",))
+            )
         for name, constraint in constraints.items():
             if not isinstance(name, str) or not CONSTRAINT_NAME.match(name):
                 raise self.fail(

@@ -23,8 +23,8 @@ HOME_PAGE = "https://github.com/flake8-hermetic/flake8-hermetic"
 DOCS_PAGE = HOME_PAGE + "/blob/main/docs/rules/{code}.md"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FLAKE8_CODES = {
-    "E902": ("the file could not be read or tokenized", "flake8 could not read or tokenize the file, so no rule ran on it."),
-    "E999": ("the file could not be parsed", "The file is not valid Python for this interpreter, so no rule ran on it."),
+    "E902": ("the file could not be read or tokenized", "flake8 could not read or tokenize it: no rule ran on it."),
+    "E999": ("the file could not be parsed", "The file is not valid Python for this interpreter: no rule ran on it."),
 }
 
 
@@ -101,7 +101,7 @@ def rule_help(codes: Iterable[str], pages: Mapping[str, str], extra: Mapping[str
     return helps
 
 
-def _artifact(found: Found, root: str) -> dict[str, object]:
+def _artifact(found: Found) -> dict[str, object]:
     path = found.path
     if path.startswith("../") or os.path.isabs(path):
         return {"uri": Path(os.path.abspath(found.filename)).as_uri()}
@@ -135,7 +135,7 @@ def sarif(report: Report, rules: Sequence[RuleHelp], root: str) -> str:
             "message": {"text": found.message},
             "locations": [{
                 "physicalLocation": {
-                    "artifactLocation": _artifact(found, root),
+                    "artifactLocation": _artifact(found),
                     "region": {"startLine": max(found.line, 1), "startColumn": max(found.col, 1)},
                 },
             }],

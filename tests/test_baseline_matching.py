@@ -25,7 +25,9 @@ def entry(scope: str, code: str, what: str) -> Entry:
     return Entry("tests/test_x.py", scope, code, what)
 
 
-def run_match(entries: list[Entry], hits: list[Hit], enabled: frozenset[str] = ENABLED) -> tuple[list[Hit], list[Entry]]:
+def run_match(
+    entries: list[Entry], hits: list[Hit], enabled: frozenset[str] = ENABLED
+) -> tuple[list[Hit], list[Entry]]:
     return match(entries, hits, key=lambda h: (h.scope, h.code), what=lambda h: h.what, enabled=enabled)
 
 
@@ -38,7 +40,7 @@ def test_the_exact_pass_runs_before_the_loose_one() -> None:
     # gives it its own, so the entry of the fixed line is the stale one
     first, second = entry("test_a", "HRM105", "os.chdir(a)"), entry("test_a", "HRM105", "os.chdir(b)")
     new, stale = run_match([first, second], [Hit("test_a", "HRM105", "os.chdir(b)")])
-    assert new == [] and stale == [first]
+    assert (new, stale) == ([], [first])
 
 
 def test_an_edited_line_is_accepted_loosely_in_the_same_test() -> None:
@@ -66,9 +68,9 @@ def test_identical_entries_are_a_multiset() -> None:
     assert run_match(twice, hits) == ([], [])
     third = Hit("TestX::test_a", "HRM201", "time.sleep(1)", 5)
     new, stale = run_match(twice, [*hits, third])
-    assert len(new) == 1 and stale == []
+    assert (new, stale) == ([third], [])
     new, stale = run_match(twice, hits[:1])
-    assert new == [] and stale == [twice[0]]
+    assert (new, stale) == ([], [twice[0]])
 
 
 def test_a_star_entry_accepts_any_number_of_its_group() -> None:
@@ -90,7 +92,7 @@ def test_a_star_entry_that_accepts_nothing_is_stale() -> None:
 def test_a_repeated_star_entry_is_stale() -> None:
     star = entry("test_a", "HRM201", "*")
     new, stale = run_match([star, star], [Hit("test_a", "HRM201", "time.sleep(1)")])
-    assert new == [] and stale == [star]
+    assert (new, stale) == ([], [star])
 
 
 def test_stars_consume_only_after_exact_and_loose_passes() -> None:
@@ -102,7 +104,7 @@ def test_stars_consume_only_after_exact_and_loose_passes() -> None:
 def test_the_loose_pass_takes_leftover_entries_in_file_order() -> None:
     entries = [entry("test_a", "HRM105", "os.chdir(a)"), entry("test_a", "HRM105", "os.chdir(b)")]
     new, stale = run_match(entries, [Hit("test_a", "HRM105", "os.chdir(edited)")])
-    assert new == [] and stale == [entries[1]]
+    assert (new, stale) == ([], [entries[1]])
 
 
 def test_entries_of_codes_not_enabled_are_never_stale() -> None:

@@ -95,7 +95,7 @@ def test_prune_keeps_an_edited_line_as_written() -> None:
     old = baseline("tests/a.py::test_x\tHRM105\tos.chdir(old)")
     kept, dropped = ratchet.prune(old, {"tests/a.py": linted(Hit("test_x", "HRM105", "os.chdir(new)"))},
                                   everything_exists)
-    assert rendered(kept) == ["tests/a.py::test_x\tHRM105\tos.chdir(old)"] and dropped == []
+    assert (rendered(kept), dropped) == (["tests/a.py::test_x\tHRM105\tos.chdir(old)"], [])
 
 
 def test_judge_reports_new_violations_and_stale_entries_per_file() -> None:

@@ -116,7 +116,8 @@ def test_regenerate_keeps_the_header_and_star_entries_that_still_match(project: 
 
 def test_regenerate_sees_what_flake8_sees(project: Path) -> None:
     write_tree(project, {
-        "setup.cfg": CONFIG + "extend-exclude = tests/vendored\nper-file-ignores =\n    tests/test_ignored.py: HRM105\n",
+        "setup.cfg": CONFIG + "extend-exclude = tests/vendored\n"
+                              "per-file-ignores =\n    tests/test_ignored.py: HRM105\n",
         "tests/vendored/test_vendored.py": SLEEPY,
         "tests/test_ignored.py": "import os\nimport time\n\n\ndef test_x():\n    os.chdir('/')\n    time.sleep(1)\n",
         "tests/test_noqa.py": "import time\n\n\ndef test_y():\n    time.sleep(1)  # noqa: HRM201\n",
@@ -137,8 +138,7 @@ def test_regenerate_of_some_paths_keeps_the_entries_of_the_others(project: Path)
 
 
 def test_regenerate_with_parallel_jobs_writes_the_same_bytes(project: Path) -> None:
-    for index in range(4):
-        write_tree(project, {f"tests/test_copy_{index}.py": LEGACY})
+    write_tree(project, {f"tests/test_copy_{index}.py": LEGACY for index in range(4)})
     regenerate(project, "--jobs", "2")
     parallel = baseline_file(project).read_bytes()
     assert parallel.count(b"test_copy_") == 16
@@ -227,7 +227,10 @@ def test_baseline_check_reports_stale_missing_and_malformed_lines(project: Path)
     assert [line.split(": ", 1)[0] for line in result.stdout.splitlines()] == [
         "hermetic-baseline.txt:7", "hermetic-baseline.txt:8", "hermetic-baseline.txt:9",
     ]
-    assert "stale" in result.stdout and "does not exist" in result.stdout and "3 TAB-separated" in result.stdout
+    reasons = [line.split(": ", 1)[1] for line in result.stdout.splitlines()]
+    assert reasons[0].startswith("stale (matches no violation): ")
+    assert reasons[1].startswith("tests/test_gone.py does not exist: ")
+    assert reasons[2] == "expected 3 TAB-separated fields (where, code, what), found 1"
     baseline_file(project).write_text("\n".join(EXPECTED_ENTRIES) + "\n", encoding="utf-8")
     clean = hermetic(["baseline", "check"], cwd=project)
     assert (clean.returncode, clean.stdout) == (0, "hermetic-baseline.txt: 5 entries, all current\n")
@@ -362,7 +365,8 @@ def test_a_malformed_baseline_is_refused_with_file_and_line(
     result = hermetic(command, cwd=project)
     assert (result.returncode, result.stdout) == (2, "")
     [message] = result.stderr.splitlines()
-    assert message.startswith("hermetic-baseline.txt:3: ") and reason in message
+    assert message.startswith("hermetic-baseline.txt:3: ")
+    assert reason in message
     assert baseline_file(project).read_text(encoding="utf-8") == text
 
 
@@ -390,7 +394,8 @@ def test_a_bad_config_value_is_one_line_and_status_2(project: Path) -> None:
     result = hermetic(["check"], cwd=project)
     assert result.returncode == 2
     [message] = result.stderr.splitlines()
-    assert "setup.cfg:" in message and "max-collection-bytes" in message
+    assert "setup.cfg:" in message
+    assert "max-collection-bytes" in message
 
 
 # -- a write that dies half-way ------------------------------------------------------
@@ -423,7 +428,7 @@ def regenerate_dying(project: Path, how: str) -> tuple[int, str]:
     return result.returncode, result.stderr
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="no SIGKILL on this platform")
 def test_a_killed_regenerate_leaves_the_old_file_whole(project: Path) -> None:
     baseline_file(project).write_text("# old\n\n" + EXPECTED_ENTRIES[4] + "\n", encoding="utf-8")
     before = baseline_file(project).read_bytes()
@@ -453,10 +458,10 @@ def test_ctrl_c_during_regenerate_leaves_the_old_file_whole_and_no_temporary(pro
 def test_rules_lists_every_rule_with_its_default(tmp_path: Path) -> None:
     result = hermetic(["rules"], cwd=tmp_path)
     assert result.returncode == 0
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in result.stdout.splitlines()[2:]}
-    for code, rule in all_rules().items():
-        assert rows[code].endswith("| on |" if rule.default_on else "| off |")
-    assert list(rows)[-1] == "HRM900"
+    defaults = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[-1] for line in result.stdout.splitlines()[2:]}
+    expected = {code: "on |" if rule.default_on else "off |" for code, rule in all_rules().items()}
+    assert defaults == {**expected, "HRM900": "on |"}
+    assert list(defaults)[-1] == "HRM900"
     assert "](" not in result.stdout  # links are for the README, not the terminal
 
 
@@ -473,3 +478,55 @@ def test_explain_an_unknown_code_is_one_line_and_status_2(tmp_path: Path, code: 
     assert (result.returncode, result.stdout) == (2, "")
     [message] = result.stderr.splitlines()
     assert f"unknown rule code '{code}'" in message
+
+
+# -- the project's own rules -------------------------------------------------------------
+
+PATTERN_RULES = """\
+    rules:
+      - code: HRM801
+        message: os.kill(pid, 0) is no liveness probe; use pid_exists()
+        note: It terminates the process on Windows.
+        files: ["src/*.py"]
+        rule:
+          pattern: os.kill($PID, 0)
+"""
+
+
+@pytest.fixture
+def pattern_project(project: Path) -> Path:
+    pytest.importorskip("ast_grep_py")
+    return write_tree(project, {
+        "setup.cfg": "[flake8]\nselect = HRM105,HRM801,HRM900\nhermetic-rules = rules.yml\n",
+        "rules.yml": PATTERN_RULES,
+        "src/app.py": "import os\n\n\ndef alive(pid):\n    return os.kill(pid, 0)\n",
+    })
+
+
+def test_rules_and_explain_include_the_project_pattern_rules(pattern_project: Path) -> None:
+    rows = hermetic(["rules"], cwd=pattern_project).stdout.splitlines()
+    assert rows[-2:] == [
+        "| HRM801 | os.kill(pid, 0) is no liveness probe; use pid_exists() | on |",
+        "| HRM900 | a stale baseline entry: the debt was paid, delete the line | on |",
+    ]
+    page = hermetic(["explain", "HRM801"], cwd=pattern_project)
+    assert page.returncode == 0
+    assert page.stdout.startswith("# HRM801: os.kill(pid, 0) is no liveness probe; use pid_exists()\n")
+    assert "`rules.yml:2`" in page.stdout
+    assert "It terminates the process on Windows." in page.stdout
+
+
+def test_a_file_only_pattern_rules_run_on_keeps_the_entries_of_the_other_codes(pattern_project: Path) -> None:
+    baseline_file(pattern_project).write_text("src/app.py::alive\tHRM105\tos.chdir(d)\n", encoding="utf-8")
+    regenerate(pattern_project)
+    assert entries(pattern_project) == [
+        "src/app.py::alive\tHRM105\tos.chdir(d)",  # HRM105 never runs on src/: not judged there
+        "src/app.py::alive\tHRM801\tos.kill(pid, 0)",
+        *[entry for entry in EXPECTED_ENTRIES if "HRM105" in entry],
+    ]
+
+
+def test_a_baseline_that_cannot_be_written_is_one_line_and_status_2(project: Path) -> None:
+    result = hermetic(["baseline", "regenerate", "--baseline", "missing/dir/known.txt"], cwd=project)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "flake8-hermetic: cannot write missing/dir/known.txt: No such file or directory\n"

@@ -10,7 +10,6 @@ as subprocesses on a project that has no flake8 config at all.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ CHDIR_TEST = """\
 
     def test_moves(tmp_path):
         os.chdir(tmp_path)
+        assert os.getcwd() == str(tmp_path)
 """
 
 
@@ -199,13 +199,14 @@ def test_no_baseline_precedence(
         "setup.cfg": "[flake8]\n" + ("" if config is None else f"hermetic-no-baseline = {config}\n"),
     })
     settings = resolved(monkeypatch, ["--hermetic-no-baseline"] if cli else [])
-    assert (settings.baseline_path is not None) is baseline_used
-    if baseline_used:
-        assert settings.baseline_path == str(workspace / BASELINE_NAME)
+    assert settings.baseline_path == (str(workspace / BASELINE_NAME) if baseline_used else None)
 
 
 def test_default_baseline_sits_next_to_the_flake8_config(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_tree(workspace, {"pyproject.toml": "[tool.flake8-hermetic]\nrepo-dirs = ['x']\n", "sub/tox.ini": "[flake8]\n"})
+    write_tree(workspace, {
+        "pyproject.toml": "[tool.flake8-hermetic]\nrepo-dirs = ['x']\n",
+        "sub/tox.ini": "[flake8]\n",
+    })
     assert resolved(monkeypatch, []).baseline_path == str(workspace / "sub" / BASELINE_NAME)
 
 
@@ -321,7 +322,9 @@ def ruff_only(tmp_path: Path) -> Path:
 
 
 def hrm_findings(output: str) -> list[tuple[str, int, str]]:
-    return [(path.removeprefix("./"), line, code) for path, line, code in codes_by_line(output) if code.startswith("HRM")]
+    """The pack's findings as (path, line, code), the path without ``./``."""
+    found = codes_by_line(output)
+    return [(path.removeprefix("./"), line, code) for path, line, code in found if code.startswith("HRM")]
 
 
 def test_flake8_honours_the_table_without_any_flake8_config(ruff_only: Path) -> None:
@@ -365,5 +368,83 @@ def test_flake8_stops_on_bad_configuration_with_one_line(
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert f"{tmp_path / blamed}: " in lines[0] and problem in lines[0]
+    assert f"{tmp_path / blamed}: " in lines[0]
+    assert problem in lines[0]
     assert result.stdout == ""
+
+
+def test_readonly_commands_with_arguments_from_a_flake8_config(tmp_path: Path) -> None:
+    write_tree(tmp_path, {
+        "setup.cfg": "[flake8]\nselect = HRM106\nhermetic-readonly-commands = make -n, git status\n",
+        "tests/test_run.py": """\
+            import subprocess
+
+
+            def test_commands():
+                assert subprocess.run(["make", "-n", "all"]).returncode == 0
+                assert subprocess.run(["git", "status"]).returncode == 0
+                assert subprocess.run(["make"]).returncode == 0
+                assert subprocess.run(["git", "log"]).returncode == 0
+        """,
+    })
+    result = flake8(["tests"], cwd=tmp_path)
+    # the list replaces the defaults: `git log` is no longer read-only, bare `make` never was
+    assert [(line, code) for _, line, code in codes_by_line(result.stdout)] == [(7, "HRM106"), (8, "HRM106")]
+
+
+# -- the pack's own commands read the same configuration ----------------------
+
+def test_check_command_honours_the_table_without_any_flake8_config(ruff_only: Path) -> None:
+    result = hermetic(["check"], cwd=ruff_only)
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "1 new, 1 baselined, 0 stale"
+    assert hrm_findings("\n".join(lines[:-1])) == [("checks/probe_new.py", 5, "HRM105")]
+    assert result.returncode == 1
+
+
+def test_baseline_commands_use_the_tables_baseline(ruff_only: Path) -> None:
+    baseline = ruff_only / "hermetic-debt.txt"
+    result = hermetic(["baseline", "regenerate"], cwd=ruff_only)
+    assert result.returncode == 0, result.stderr
+    assert not (ruff_only / "hermetic-baseline.txt").exists()
+    entries = [line for line in baseline.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    assert entries == [
+        "checks/probe_new.py::test_moves\tHRM105\tos.chdir(tmp_path)",
+        "checks/probe_old.py::test_moves\tHRM105\tos.chdir(tmp_path)",
+    ]
+    stats = hermetic(["baseline", "stats"], cwd=ruff_only)
+    assert stats.stdout.splitlines()[0] == "hermetic-debt.txt: 2 entries"
+    assert hermetic(["check"], cwd=ruff_only).returncode == 0
+
+
+BAD_TABLE = ({"pyproject.toml": "[tool.flake8-hermetic]\ntest-files = 3\n"}, "pyproject.toml:2", "list of strings")
+
+
+@pytest.mark.parametrize(
+    ("command", "files", "blamed", "problem"),
+    [
+        pytest.param(["check"], *BAD_TABLE, id="check"),
+        pytest.param(["check", "--format", "github"], *BAD_TABLE, id="check-github"),
+        pytest.param(["baseline", "regenerate"], *BAD_TABLE, id="regenerate"),
+        pytest.param(["baseline", "prune", "--check"], *BAD_TABLE, id="prune"),
+        pytest.param(["baseline", "check"], *BAD_TABLE, id="baseline-check"),
+        pytest.param(["baseline", "stats"], *BAD_TABLE, id="stats"),
+        pytest.param(["check"], {"pyproject.toml": "[tool.flake8-hermetic\n"}, "pyproject.toml:1", "invalid TOML",
+                     id="check-bad-toml"),
+        pytest.param(["check"], {".flake8": "[flake8]\nhermetic-max-collection-bytes = 1MB\n"}, ".flake8:2",
+                     "whole number", id="check-bad-flake8-config"),
+    ],
+)
+def test_commands_stop_on_bad_configuration_with_one_line(
+    tmp_path: Path, command: list[str], files: dict[str, str], blamed: str, problem: str,
+) -> None:
+    write_tree(tmp_path, {**files, "tests/test_a.py": CHDIR_TEST})
+    result = hermetic(command, cwd=tmp_path)
+    assert result.returncode == 2, result.stdout
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert f"{tmp_path / blamed}: " in lines[0]
+    assert problem in lines[0]
+    assert not (tmp_path / "hermetic-baseline.txt").exists()

@@ -7,9 +7,11 @@ snapshot: the package and the top-level files copied into a fresh
 repository and committed, whatever the checkout's own commit state.
 
 Each ``try-repo`` builds its hook environment (a virtualenv with this
-package pip-installed) in a fresh temporary store, so every call costs an
-install; the module shares one home (pip's and virtualenv's caches) and
-one snapshot between its tests to keep that cheap.
+package pip-installed) in a fresh temporary store of its own, whatever
+``PRE_COMMIT_HOME`` says, so every call costs an install. To keep that
+cheap, each call runs both hooks (they share one environment), a failing
+state and a fixed one make two calls in all, and the module shares one
+home (pip's and virtualenv's caches) and one snapshot.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def test_manifest_is_valid_and_declares_both_hooks() -> None:
     check = hooks["flake8-hermetic"]
     assert check["entry"] == "flake8-hermetic check"
     assert (check["language"], check["types"], check["require_serial"]) == ("python", ["python"], True)
-    assert check["pass_filenames"] is True and check["always_run"] is False
+    assert (check["pass_filenames"], check["always_run"]) == (True, False)
 
     baseline = hooks["flake8-hermetic-baseline"]
     assert baseline["entry"] == "flake8-hermetic baseline check"
@@ -68,25 +70,26 @@ def readme_section(name: str) -> str:
     return readme[start: end if end != -1 else len(readme)]
 
 
-def test_readme_configs_are_valid_and_name_the_manifests_hooks() -> None:
-    from pre_commit.clientlib import CONFIG_SCHEMA
+def readme_hooks() -> list[tuple[str, dict[str, object]]]:
+    """(repo, hook) of every .pre-commit-config.yaml the README's
+    integrations section shows, each config validated by pre-commit."""
     import cfgv
+    from pre_commit.clientlib import CONFIG_SCHEMA
 
     section = readme_section("integrations")
     configs = [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", section, re.S)]
     configs = [config for config in configs if isinstance(config, dict) and "repos" in config]
-    assert configs, "the integrations section shows no .pre-commit-config.yaml"
-    ours, flake8_route = set(), None
     for config in configs:
         cfgv.validate(config, CONFIG_SCHEMA)
-        for repo in config["repos"]:
-            for hook in repo["hooks"]:
-                if repo["repo"].endswith("/flake8-hermetic"):
-                    ours.add(hook["id"])
-                elif hook["id"] == "flake8":
-                    flake8_route = hook
+    return [(repo["repo"], hook) for config in configs for repo in config["repos"] for hook in repo["hooks"]]
+
+
+def test_readme_configs_are_valid_and_name_the_manifests_hooks() -> None:
+    hooks = readme_hooks()
+    ours = {hook["id"] for repo, hook in hooks if repo.endswith("/flake8-hermetic")}
     assert ours == {"flake8-hermetic", "flake8-hermetic-baseline"}
-    assert flake8_route is not None and "flake8-hermetic" in flake8_route["additional_dependencies"]
+    flake8_hooks = [hook for repo, hook in hooks if hook["id"] == "flake8"]
+    assert [hook.get("additional_dependencies") for hook in flake8_hooks] == [["flake8-hermetic"]]
 
 
 # -- try-repo, for real -----------------------------------------------------------
@@ -138,58 +141,70 @@ def user_repo(tmp_path: Path, env: dict[str, str]) -> Path:
     return root
 
 
-def try_repo(hook_repo: Path, hook: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """Stage everything (``--all-files`` runs on what git tracks), then try the hook."""
+def try_repo(hook_repo: Path, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Stage everything (``--all-files`` runs on what git tracks), then try
+    every hook of the manifest: one install serves both."""
     git(["add", "-A"], cwd, env)
     result = run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook, "--all-files", "--color", "never"],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "--all-files", "--color", "never"],
         cwd=cwd, env=env, timeout=INSTALL_TIMEOUT,
     )
     assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
     return result
 
 
-def status(output: str, name: str) -> str:
-    found = re.search(rf"^{re.escape(name)}\.+(Passed|Failed|Skipped)", output, re.M)
-    assert found, output
-    return found.group(1)
+HOOK_STATUS = re.compile(r"^(?P<name>\S.*?)\.{3,}(?P<status>Passed|Failed|Skipped)$", re.M)
+
+
+def hook_results(output: str) -> dict[str, tuple[str, str]]:
+    """pre-commit's report, by hook name: (status, the hook's own output)."""
+    found = list(HOOK_STATUS.finditer(output))
+    results = {}
+    for index, match in enumerate(found):
+        end = found[index + 1].start() if index + 1 < len(found) else len(output)
+        results[match["name"]] = (match["status"], output[match.end():end])
+    return results
 
 
 @pytest.mark.integration
-def test_check_hook_fails_on_a_new_hazard_then_passes_once_fixed(
+def test_hooks_fail_on_new_and_stale_debt_then_pass_once_fixed(
     hook_repo: Path, user_repo: Path, env: dict[str, str],
 ) -> None:
-    write_tree(user_repo, {"tests/test_app.py": LEAKY, "src/app.py": "import os\n\nos.chdir('/')\n"})
-    failed = try_repo(hook_repo, "flake8-hermetic", user_repo, env)
+    legacy = "tests/test_legacy.py::test_moves\tHRM105\tos.chdir(tmp_path)\n"
+    stale = "tests/test_app.py::test_renamed\tHRM105\tos.chdir(tmp_path)"
+    write_tree(user_repo, {
+        "tests/test_app.py": LEAKY,
+        "tests/test_legacy.py": LEAKY,  # baselined: quiet in both runs
+        "src/app.py": "import os\n\nos.chdir('/')\n",  # not a test file
+        "hermetic-baseline.txt": legacy + stale + "\n",
+    })
+    failed = try_repo(hook_repo, user_repo, env)
     assert failed.returncode == 1, failed.stdout
-    assert status(failed.stdout, "flake8-hermetic") == "Failed"
-    assert "- hook id: flake8-hermetic\n" in failed.stdout
-    assert re.search(r"^\S*tests/test_app\.py:5:5: HRM105 os\.chdir\(\) leaks the working directory", failed.stdout, re.M)
-    assert "1 new, 0 baselined, 0 stale" in failed.stdout
-    assert "src/app.py" not in failed.stdout  # not a test file
+    results = hook_results(failed.stdout)
+    assert sorted(results) == ["flake8-hermetic", "flake8-hermetic baseline"], failed.stdout
 
-    write_tree(user_repo, {"tests/test_app.py": FIXED})
-    passed = try_repo(hook_repo, "flake8-hermetic", user_repo, env)
+    status, output = results["flake8-hermetic"]
+    assert status == "Failed"
+    assert "- hook id: flake8-hermetic\n" in output
+    assert re.search(r"^\S*tests/test_app\.py:5:5: HRM105 os\.chdir\(\) leaks the working directory", output, re.M)
+    assert re.search(r"^\S*tests/test_app\.py:1:1: HRM900 .*test_renamed", output, re.M)
+    assert "1 new, 1 baselined, 1 stale" in output
+    assert "test_legacy.py:" not in output
+    assert "src/app.py" not in output
+
+    status, output = results["flake8-hermetic baseline"]
+    assert status == "Failed"
+    assert "- hook id: flake8-hermetic-baseline\n" in output
+    assert re.search(r"hermetic-baseline\.txt:2: .*stale", output), output
+    assert repr(stale) in output
+    assert "test_legacy" not in output
+
+    write_tree(user_repo, {"tests/test_app.py": FIXED, "hermetic-baseline.txt": legacy})
+    passed = try_repo(hook_repo, user_repo, env)
     assert passed.returncode == 0, passed.stdout
-    assert status(passed.stdout, "flake8-hermetic") == "Passed"
-
-
-@pytest.mark.integration
-def test_baseline_hook_fails_on_a_stale_entry_then_passes_once_pruned(
-    hook_repo: Path, user_repo: Path, env: dict[str, str],
-) -> None:
-    stale = "tests/test_app.py::test_moves\tHRM105\tos.chdir(tmp_path)"
-    write_tree(user_repo, {"tests/test_app.py": FIXED, "hermetic-baseline.txt": stale + "\n"})
-    failed = try_repo(hook_repo, "flake8-hermetic-baseline", user_repo, env)
-    assert failed.returncode == 1, failed.stdout
-    assert status(failed.stdout, "flake8-hermetic baseline") == "Failed"
-    assert re.search(r"hermetic-baseline\.txt:1: .*stale", failed.stdout), failed.stdout
-    assert repr(stale) in failed.stdout
-
-    write_tree(user_repo, {"hermetic-baseline.txt": ""})
-    passed = try_repo(hook_repo, "flake8-hermetic-baseline", user_repo, env)
-    assert passed.returncode == 0, passed.stdout
-    assert status(passed.stdout, "flake8-hermetic baseline") == "Passed"
+    assert {name: status for name, (status, _) in hook_results(passed.stdout).items()} == {
+        "flake8-hermetic": "Passed", "flake8-hermetic baseline": "Passed",
+    }
 
 
 def test_snapshot_leaves_out_nothing_the_build_needs() -> None:
@@ -198,6 +213,7 @@ def test_snapshot_leaves_out_nothing_the_build_needs() -> None:
     config = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     packages = re.search(r'^packages = \[(.*?)\]', config, re.M)
     assert packages, "pyproject.toml lists no packages"
-    for name in re.findall(r'"([^"]+)"', packages.group(1)):
-        assert name.split(".")[0] == "flake8_hermetic", name
-        assert (REPO / name.replace(".", os.sep)).is_dir(), name
+    names = re.findall(r'"([^"]+)"', packages.group(1))
+    assert names
+    assert [name for name in names if name.split(".")[0] != "flake8_hermetic"] == []
+    assert [name for name in names if not (REPO / name.replace(".", os.sep)).is_dir()] == []

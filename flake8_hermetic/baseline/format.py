@@ -30,10 +30,13 @@ class BaselineError(Exception):
     """A malformed baseline; ``str()`` is ``FILE:LINE: reason``."""
 
     def __init__(self, path: str, line: int, reason: str) -> None:
-        super().__init__(f"{path}:{line}: {reason}")
+        super().__init__(path, line, reason)
         self.path = path
         self.line = line
         self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
 
 
 @dataclass(frozen=True, order=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from flake8_hermetic.baseline.format import ANY, Baseline, Entry
 from flake8_hermetic.baseline.matching import match
@@ -35,11 +35,14 @@ class Finding(Protocol):
     def what(self) -> str: ...
 
 
+F = TypeVar("F", bound=Finding)
+
+
 @dataclass(frozen=True)
-class Judged:
+class Judged(Generic[F]):
     """One linted file: its violations, and the codes that ran on it."""
 
-    findings: Sequence[Finding]
+    findings: Sequence[F]
     codes: Collection[str]
 
 
@@ -51,12 +54,12 @@ def _what(finding: Finding) -> str:
     return finding.what or NO_TEXT
 
 
-def _judged(entry: Entry, current: Mapping[str, Judged]) -> bool:
+def _judged(entry: Entry, current: Mapping[str, Judged[F]]) -> bool:
     linted = current.get(entry.path)
     return linted is not None and entry.code in linted.codes
 
 
-def judge(baseline: Baseline, current: Mapping[str, Judged]) -> dict[str, tuple[list[Finding], list[Entry]]]:
+def judge(baseline: Baseline, current: Mapping[str, Judged[F]]) -> dict[str, tuple[list[F], list[Entry]]]:
     """Per judged file: (violations the baseline does not accept, stale entries)."""
     entries = baseline.by_file()
     return {
@@ -65,7 +68,7 @@ def judge(baseline: Baseline, current: Mapping[str, Judged]) -> dict[str, tuple[
     }
 
 
-def regenerate(baseline: Baseline, current: Mapping[str, Judged], exists: Callable[[str], bool]) -> list[Entry]:
+def regenerate(baseline: Baseline, current: Mapping[str, Judged[F]], exists: Callable[[str], bool]) -> list[Entry]:
     """The entries after a regenerate: every current violation of a judged
     file, except that a ``*`` entry whose (scope, code) still has violations
     stays and accepts them all."""
@@ -89,7 +92,7 @@ def regenerate(baseline: Baseline, current: Mapping[str, Judged], exists: Callab
 
 
 def prune(
-    baseline: Baseline, current: Mapping[str, Judged], exists: Callable[[str], bool]
+    baseline: Baseline, current: Mapping[str, Judged[F]], exists: Callable[[str], bool]
 ) -> tuple[list[Entry], list[tuple[Entry, str]]]:
     """The entries a prune keeps, and those it drops with the reason: stale
     ones, and those of files that are gone. Nothing is added or rewritten."""

@@ -86,6 +86,223 @@ def is_literal_zero(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value == 0
 
 
+CLOCKS = frozenset(
+    f"time.{clock}{suffix}"
+    for clock in ("time", "monotonic", "perf_counter", "process_time", "thread_time")
+    for suffix in ("", "_ns")
+) | {"timeit.default_timer"}
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)
+#: calls whose result is still the number they were given; any other call
+#: (``TimerHandle(when + 10)``) makes something else out of a clock value
+NUMERIC_CALLS = frozenset(
+    {"abs", "round", "min", "max", "float", "int", "sum", "sorted"}
+    | {f"math.{name}" for name in ("fabs", "floor", "ceil", "fsum", "trunc")}
+    | {f"statistics.{name}" for name in ("mean", "fmean", "median")}
+)
+READING, ELAPSED = 1, 2
+
+
+class ClockFlow:
+    """What the names of one function hold: a clock reading or a duration.
+
+    ``start = time.monotonic()`` makes ``start`` a READING; arithmetic on a
+    reading (``time.monotonic() - start``, ``start + 5``) is ELAPSED, and so
+    is every name assigned from it, transitively, in source order. Values
+    flow through numeric calls (``abs``, ``round``, ``max``...), not into
+    other calls' results.
+    """
+
+    __slots__ = ("_levels", "_resolve")
+
+    def __init__(self, function: FunctionNode | None, resolve: Callable[[ast.AST], str | None]) -> None:
+        self._resolve = resolve
+        self._levels: dict[str, int] = {}
+        if function is None:
+            return
+        for node in own_nodes(function):
+            if isinstance(node, ast.AugAssign):
+                key = target_key(node.target)
+                if key is not None and (self._levels.get(key) or self.level(node.value)):
+                    self._levels[key] = ELAPSED
+                continue
+            for target, value in assigned_pairs(node):
+                key = target_key(target)
+                if key is None:
+                    continue
+                level = self.level(value)
+                if level > self._levels.get(key, 0):
+                    self._levels[key] = level
+
+    def level(self, expr: ast.AST) -> int:
+        """0, READING or ELAPSED: what ``expr`` computes from the clock."""
+        found = 0
+        stack: list[tuple[ast.AST, bool]] = [(expr, False)]
+        while stack:
+            node, in_arithmetic = stack.pop()
+            if isinstance(node, ast.Call) and self._resolve(node.func) in CLOCKS:
+                leaf = READING
+            elif isinstance(node, (ast.Name, ast.Attribute)) and (key := target_key(node)) in self._levels:
+                leaf = self._levels[key]  # type: ignore[index]
+            else:
+                leaf = 0
+            if leaf:
+                found = max(found, ELAPSED if in_arithmetic else leaf)
+                if found == ELAPSED:
+                    return ELAPSED
+                if isinstance(node, ast.Call):
+                    continue
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, ast.Call) and self._resolve(node.func) not in NUMERIC_CALLS:
+                continue
+            arithmetic = in_arithmetic or (isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC))
+            stack.extend((child, arithmetic) for child in ast.iter_child_nodes(node))
+        return found
+
+    def is_elapsed(self, expr: ast.AST) -> bool:
+        return self.level(expr) == ELAPSED
+
+
+class ClockFlows:
+    """The :class:`ClockFlow` of the function being visited, built once per function."""
+
+    __slots__ = ("ctx", "_flows")
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._flows: dict[int, ClockFlow] = {}
+
+    def current(self) -> ClockFlow:
+        function = self.ctx.function
+        flow = self._flows.get(id(function))
+        if flow is None:
+            flow = self._flows[id(function)] = ClockFlow(function, self.ctx.resolve)
+        return flow
+
+
+#: calls that bound what runs inside them: as a wrapper or as a ``with`` item
+BOUNDING_CALLS = frozenset(
+    {
+        "asyncio.wait_for",
+        "asyncio.timeout",
+        "asyncio.timeout_at",
+        "asyncio.timeouts.timeout",
+        "asyncio.timeouts.timeout_at",
+        "async_timeout.timeout",
+        "async_timeout.timeout_at",
+        "anyio.fail_after",
+        "anyio.move_on_after",
+        "trio.fail_after",
+        "trio.move_on_after",
+        "trio.fail_at",
+        "trio.move_on_at",
+    }
+)
+#: exceptions that say "this wait was cut short on purpose"
+INTERRUPTIONS = frozenset(
+    {
+        "asyncio.CancelledError",
+        "asyncio.exceptions.CancelledError",
+        "asyncio.TimeoutError",
+        "asyncio.exceptions.TimeoutError",
+        "TimeoutError",
+        "trio.Cancelled",
+        "trio.TooSlowError",
+    }
+)
+RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex"})
+
+
+def called_names(roots: Iterable[ast.AST]) -> Iterator[str]:
+    """Names called anywhere under ``roots``: ``inner()`` -> "inner"."""
+    for root in roots:
+        for node in subtree(root):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                yield node.func.id
+
+
+class Deadlines:
+    """Whether the node being visited waits under a deadline of the test's own.
+
+    Bounded: inside ``asyncio.wait_for(...)``, the body of ``async with
+    asyncio.timeout(...)`` (and the anyio/trio/async_timeout spellings), or
+    in a nested coroutine that the enclosing function only calls under one
+    of those. Interrupted on purpose: the body of a ``try`` that catches
+    ``CancelledError``/``TimeoutError``, or of ``with assertRaises(...)`` /
+    ``pytest.raises(...)`` expecting one.
+    """
+
+    __slots__ = ("ctx", "_callees")
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._callees: dict[int, set[str]] = {}
+
+    def is_bounding(self, call: ast.Call) -> bool:
+        if self.ctx.call_name(call) not in BOUNDING_CALLS:
+            return False
+        # asyncio.timeout(None) is the documented way to say "no deadline"
+        first = call.args[0] if call.args else None
+        return not (isinstance(first, ast.Constant) and first.value is None)
+
+    def _bounding_items(self, node: ast.With | ast.AsyncWith) -> bool:
+        return any(
+            isinstance(item.context_expr, ast.Call) and self.is_bounding(item.context_expr) for item in node.items
+        )
+
+    def bounded(self) -> bool:
+        for ancestor, child in self.ctx.ancestors_in_function():
+            if isinstance(ancestor, ast.Call) and self.is_bounding(ancestor):
+                return True
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and child in ancestor.body:
+                if self._bounding_items(ancestor):
+                    return True
+        return self._runs_bounded()
+
+    def _runs_bounded(self) -> bool:
+        """The current function is a nested coroutine that the function
+        around it calls under a deadline."""
+        functions = [scope for scope in self.ctx.scopes if scope.kind == "function"]
+        if len(functions) < 2:
+            return False
+        inner, outer = functions[-1], functions[-2]
+        return inner.name in self._bounded_callees(outer.node)  # type: ignore[arg-type]
+
+    def _bounded_callees(self, function: FunctionNode) -> set[str]:
+        names = self._callees.get(id(function))
+        if names is None:
+            names = self._callees[id(function)] = set()
+            for node in own_nodes(function):
+                if isinstance(node, ast.Call) and self.is_bounding(node):
+                    names.update(called_names([*node.args, *(k.value for k in node.keywords)]))
+                elif isinstance(node, (ast.With, ast.AsyncWith)) and self._bounding_items(node):
+                    names.update(called_names(node.body))
+        return names
+
+    def interrupted_on_purpose(self) -> bool:
+        for ancestor, child in self.ctx.ancestors_in_function():
+            if isinstance(ancestor, ast.Try) and child in ancestor.body:
+                if any(handler.type is not None and self._names_interruption(handler.type) for handler in ancestor.handlers):
+                    return True
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and child in ancestor.body:
+                for item in ancestor.items:
+                    call = item.context_expr
+                    if isinstance(call, ast.Call) and call.args and self._expects(call):
+                        return True
+        return False
+
+    def _expects(self, call: ast.Call) -> bool:
+        func = call.func
+        raises = (isinstance(func, ast.Attribute) and func.attr in RAISES_METHODS) or (
+            self.ctx.call_name(call) == "pytest.raises"
+        )
+        return raises and self._names_interruption(call.args[0])
+
+    def _names_interruption(self, node: ast.expr) -> bool:
+        candidates = node.elts if isinstance(node, ast.Tuple) else [node]
+        return any(self.ctx.resolve(candidate) in INTERRUPTIONS for candidate in candidates)
+
+
 class SleepRule(Rule):
     """
     Flags a straight-line `time.sleep()` in a test file: a wait of a guessed length.
@@ -133,13 +350,37 @@ class SleepRule(Rule):
     code = "HRM201"
     message = "{name}() waits a guessed time and flakes on a loaded host; wait on the state itself with a timeout (Event.wait, Queue.get, join) or poll with a deadline"
 
+    __slots__ = ("_deadlines", "_flows")
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._deadlines = Deadlines(ctx)
+        self._flows = ClockFlows(ctx)
+
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         if self.ctx.call_name(node) != "time.sleep":
             return
         duration = duration_argument(node, ("secs", "seconds"))
         if duration is None or is_literal_zero(duration) or self.ctx.in_loop():
             return
+        if self._deadlines.bounded() or self._flows.current().is_elapsed(duration) or self._is_measured(node):
+            return
         yield self.report(node, name="time.sleep")
+
+    def _is_measured(self, node: ast.Call) -> bool:
+        """``t0 = monotonic(); sleep(0.1); t1 = monotonic()``: the sleep is
+        the thing measured (HRM203 judges what is asserted about it)."""
+        held = self.ctx.statement(node)
+        if held is None or not isinstance(held[0], ast.Expr) or held[0].value is not node:
+            return False
+        _, siblings, index = held
+        flow = self._flows.current()
+        neighbours = siblings[max(index - 1, 0):index] + siblings[index + 1:index + 2]
+        return any(
+            isinstance(neighbour, (ast.Assign, ast.AnnAssign)) and neighbour.value is not None
+            and flow.level(neighbour.value) == READING
+            for neighbour in neighbours
+        )
 
 
 ASYNC_SLEEPS = {"asyncio.sleep": ("delay",), "anyio.sleep": ("delay",), "trio.sleep": ("seconds",)}
@@ -182,6 +423,12 @@ class AsyncSleepRule(Rule):
     code = "HRM202"
     message = "await {name}() guesses how long another task needs and flakes on a loaded host; await the event itself, bounded (asyncio.wait_for)"
 
+    __slots__ = ("_deadlines",)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._deadlines = Deadlines(ctx)
+
     def visit_Await(self, node: ast.Await) -> Iterator[Violation]:
         call = node.value
         if not isinstance(call, ast.Call):
@@ -192,79 +439,22 @@ class AsyncSleepRule(Rule):
         duration = duration_argument(call, ASYNC_SLEEPS[name])
         if duration is None or is_literal_zero(duration) or self.ctx.in_loop():
             return
+        if self._in_nested_coroutine() or self._deadlines.bounded() or self._deadlines.interrupted_on_purpose():
+            return
         yield self.report(node, name=name)
 
+    def _in_nested_coroutine(self) -> bool:
+        """A coroutine defined inside another function: a stand-in task the
+        test schedules, whose sleep is the simulated length of its work."""
+        return sum(scope.kind == "function" for scope in self.ctx.scopes) > 1
 
-CLOCKS = frozenset(
-    f"time.{clock}{suffix}"
-    for clock in ("time", "monotonic", "perf_counter", "process_time", "thread_time")
-    for suffix in ("", "_ns")
-) | {"timeit.default_timer"}
-ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)
+
 ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 #: unittest assertions that compare their first two arguments
 COMPARING_ASSERTS = frozenset(
     {"assertLess", "assertLessEqual", "assertGreater", "assertGreaterEqual", "assertAlmostEqual", "assertNotAlmostEqual"}
 )
 TRUTH_ASSERTS = frozenset({"assertTrue", "assertFalse"})
-READING, ELAPSED = 1, 2
-
-
-class ClockFlow:
-    """What the names of one function hold: a clock reading or a duration.
-
-    ``start = time.monotonic()`` makes ``start`` a READING; arithmetic on a
-    reading (``time.monotonic() - start``, ``start + 5``) is ELAPSED, and so
-    is every name assigned from it, transitively, in source order.
-    """
-
-    __slots__ = ("_levels", "_resolve")
-
-    def __init__(self, function: FunctionNode | None, resolve: Callable[[ast.AST], str | None]) -> None:
-        self._resolve = resolve
-        self._levels: dict[str, int] = {}
-        if function is None:
-            return
-        for node in own_nodes(function):
-            if isinstance(node, ast.AugAssign):
-                key = target_key(node.target)
-                if key is not None and (self._levels.get(key) or self.level(node.value)):
-                    self._levels[key] = ELAPSED
-                continue
-            for target, value in assigned_pairs(node):
-                key = target_key(target)
-                if key is None:
-                    continue
-                level = self.level(value)
-                if level > self._levels.get(key, 0):
-                    self._levels[key] = level
-
-    def level(self, expr: ast.AST) -> int:
-        """0, READING or ELAPSED: what ``expr`` computes from the clock."""
-        found = 0
-        stack: list[tuple[ast.AST, bool]] = [(expr, False)]
-        while stack:
-            node, in_arithmetic = stack.pop()
-            if isinstance(node, ast.Call) and self._resolve(node.func) in CLOCKS:
-                leaf = READING
-            elif isinstance(node, (ast.Name, ast.Attribute)) and (key := target_key(node)) in self._levels:
-                leaf = self._levels[key]  # type: ignore[index]
-            else:
-                leaf = 0
-            if leaf:
-                found = max(found, ELAPSED if in_arithmetic else leaf)
-                if found == ELAPSED:
-                    return ELAPSED
-                if isinstance(node, ast.Call):
-                    continue
-            if isinstance(node, ast.Lambda):
-                continue
-            arithmetic = in_arithmetic or (isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC))
-            stack.extend((child, arithmetic) for child in ast.iter_child_nodes(node))
-        return found
-
-    def is_elapsed(self, expr: ast.AST) -> bool:
-        return self.level(expr) == ELAPSED
 
 
 class ElapsedTimeAssertionRule(Rule):
@@ -325,14 +515,10 @@ class ElapsedTimeAssertionRule(Rule):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._flows: dict[int, ClockFlow] = {}
+        self._flows = ClockFlows(ctx)
 
     def _flow(self) -> ClockFlow:
-        function = self.ctx.function
-        flow = self._flows.get(id(function))
-        if flow is None:
-            flow = self._flows[id(function)] = ClockFlow(function, self.ctx.resolve)
-        return flow
+        return self._flows.current()
 
     def _compares_elapsed(self, expr: ast.AST) -> bool:
         flow = self._flow()
@@ -376,57 +562,71 @@ class ElapsedTimeAssertionRule(Rule):
 
 SIGNAL_METHODS = frozenset({"wait", "get", "join"})
 FUTURE_FACTORIES = frozenset({"asyncio.Future", "asyncio.futures.Future"})
-#: calls that bound what runs inside them: as a wrapper or as a ``with`` item
-BOUNDING_CALLS = frozenset(
-    {
-        "asyncio.wait_for",
-        "asyncio.timeout",
-        "asyncio.timeout_at",
-        "asyncio.timeouts.timeout",
-        "asyncio.timeouts.timeout_at",
-        "async_timeout.timeout",
-        "async_timeout.timeout_at",
-        "anyio.fail_after",
-        "anyio.move_on_after",
-        "trio.fail_after",
-        "trio.move_on_after",
-        "trio.fail_at",
-        "trio.move_on_at",
-    }
-)
+#: ways synchronous code runs a coroutine to its end
+BLOCKING_RUNNERS = frozenset({"asyncio.run"})
+RUNNER_METHODS = frozenset({"run_until_complete"})
+#: task groups wait for every task they started when their block exits
+TASK_GROUP_SUFFIXES = ("TaskGroup", "create_task_group", "open_nursery")
+TASK_GROUP_METHODS = frozenset({"create_task", "start_soon", "start"})
+COLLECTING_METHODS = frozenset({"append", "add", "extend"})
 
 
-class FunctionFacts:
-    """What one function's own body says about awaiting: its futures, and
-    the nested coroutines it only ever runs under a timeout."""
-
-    __slots__ = ("futures", "bounded_callees")
-
-    def __init__(self, function: FunctionNode | None, rule: UnboundedAwaitRule) -> None:
-        self.futures: set[str] = set()
-        self.bounded_callees: set[str] = set()
-        if function is None:
-            return
-        for node in own_nodes(function):
-            for target, value in assigned_pairs(node):
-                key = target_key(target)
-                if key is not None and isinstance(value, ast.Call) and rule.makes_future(value):
-                    self.futures.add(key)
-            if isinstance(node, ast.Call) and rule.is_bounding(node):
-                self.bounded_callees.update(_called_names([*node.args, *(k.value for k in node.keywords)]))
-            elif isinstance(node, (ast.With, ast.AsyncWith)) and any(
-                isinstance(item.context_expr, ast.Call) and rule.is_bounding(item.context_expr)
-                for item in node.items
-            ):
-                self.bounded_callees.update(_called_names(node.body))
-
-
-def _called_names(roots: Iterable[ast.AST]) -> Iterator[str]:
-    """Names called anywhere under ``roots``: ``inner()`` -> "inner"."""
+def referenced_names(roots: Iterable[ast.AST]) -> Iterator[str]:
     for root in roots:
         for node in subtree(root):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                yield node.func.id
+            if isinstance(node, ast.Name):
+                yield node.id
+
+
+class WaitedCoroutines:
+    """The nested coroutines a function waits to finish.
+
+    Waited: named in an awaited expression (``await inner()``,
+    ``await asyncio.gather(t1, t2)``), run by ``run_until_complete`` or
+    ``asyncio.run``, or started in a task group (which waits on exit);
+    followed one assignment at a time (``t = create_task(inner())``,
+    ``tasks.append(...)``), so a task that is awaited later counts too.
+    """
+
+    __slots__ = ("names",)
+
+    def __init__(self, function: FunctionNode, ctx: Context) -> None:
+        roots: list[ast.AST] = []
+        built_from: dict[str, set[str]] = {}
+        groups: set[str] = set()
+        for node in own_nodes(function):
+            if isinstance(node, ast.Await):
+                roots.append(node.value)
+            elif isinstance(node, ast.AsyncWith):
+                for item in node.items:
+                    opened = item.context_expr
+                    if isinstance(opened, ast.Call) and (ctx.call_name(opened) or "").endswith(TASK_GROUP_SUFFIXES):
+                        key = target_key(item.optional_vars) if item.optional_vars is not None else None
+                        if key is not None:
+                            groups.add(key)
+            elif isinstance(node, ast.Call):
+                func = node.func
+                arguments = [*node.args, *(k.value for k in node.keywords)]
+                if ctx.call_name(node) in BLOCKING_RUNNERS:
+                    roots.extend(arguments)
+                elif isinstance(func, ast.Attribute):
+                    receiver = target_key(func.value)
+                    if func.attr in RUNNER_METHODS or (func.attr in TASK_GROUP_METHODS and receiver in groups):
+                        roots.extend(arguments)
+                    elif func.attr in COLLECTING_METHODS and receiver is not None:
+                        built_from.setdefault(receiver, set()).update(referenced_names(arguments))
+            for target, value in assigned_pairs(node):
+                key = target_key(target)
+                if key is not None:
+                    built_from.setdefault(key, set()).update(referenced_names([value]))
+        waited = set(referenced_names(roots))
+        pending = list(waited)
+        while pending:
+            for name in built_from.get(pending.pop(), ()):
+                if name not in waited:
+                    waited.add(name)
+                    pending.append(name)
+        self.names = waited
 
 
 class UnboundedAwaitRule(Rule):
@@ -447,9 +647,14 @@ class UnboundedAwaitRule(Rule):
     subprocess waits) and `await f` where `f` was created in the same
     function by `asyncio.Future()` or `loop.create_future()`. Not flagged
     inside `asyncio.wait_for(...)`, `async with asyncio.timeout(...)` /
-    `timeout_at(...)`, `anyio` or `trio` `fail_after` / `move_on_after`, nor
-    in a coroutine defined in the test that the test only runs under one of
-    those.
+    `timeout_at(...)`, `anyio` or `trio` `fail_after` / `move_on_after`.
+
+    In a coroutine defined inside the test, the await hangs the test only
+    if the test waits for that coroutine to finish: it is flagged when the
+    test awaits it (directly, as a task, through `gather`), runs it with
+    `run_until_complete` / `asyncio.run`, or starts it in a task group, and
+    not when the test runs it only under one of the bounds above or starts
+    it as a task it never waits for.
 
     ## Example
     ```python
@@ -477,29 +682,42 @@ class UnboundedAwaitRule(Rule):
     code = "HRM204"
     message = "await {what} never returns if the signal is never sent, hanging the run; bound it: asyncio.wait_for(..., timeout=) or async with asyncio.timeout()"
 
-    __slots__ = ("_facts",)
+    __slots__ = ("_deadlines", "_futures", "_waited")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._facts: dict[int, FunctionFacts] = {}
+        self._deadlines = Deadlines(ctx)
+        self._futures: dict[int, set[str]] = {}
+        self._waited: dict[int, WaitedCoroutines] = {}
 
-    def makes_future(self, call: ast.Call) -> bool:
+    def _unwaited_coroutine(self) -> bool:
+        """A coroutine nested in another function that never waits for it
+        to finish: its await cannot hang the test."""
+        functions = [scope for scope in self.ctx.scopes if scope.kind == "function"]
+        if len(functions) < 2:
+            return False
+        inner, outer = functions[-1], functions[-2]
+        waited = self._waited.get(id(outer.node))
+        if waited is None:
+            waited = self._waited[id(outer.node)] = WaitedCoroutines(outer.node, self.ctx)  # type: ignore[arg-type]
+        return inner.name not in waited.names
+
+    def _makes_future(self, call: ast.Call) -> bool:
         if isinstance(call.func, ast.Attribute) and call.func.attr == "create_future":
             return True
         return self.ctx.call_name(call) in FUTURE_FACTORIES
 
-    def is_bounding(self, call: ast.Call) -> bool:
-        if self.ctx.call_name(call) not in BOUNDING_CALLS:
-            return False
-        # asyncio.timeout(None) is the documented way to say "no deadline"
-        first = call.args[0] if call.args else None
-        return not (isinstance(first, ast.Constant) and first.value is None)
-
-    def _facts_of(self, function: FunctionNode | None) -> FunctionFacts:
-        facts = self._facts.get(id(function))
-        if facts is None:
-            facts = self._facts[id(function)] = FunctionFacts(function, self)
-        return facts
+    def _futures_of(self, function: FunctionNode | None) -> set[str]:
+        """Names the function assigns a bare future to."""
+        futures = self._futures.get(id(function))
+        if futures is None:
+            futures = self._futures[id(function)] = set()
+            for node in own_nodes(function) if function is not None else ():
+                for target, value in assigned_pairs(node):
+                    key = target_key(target)
+                    if key is not None and isinstance(value, ast.Call) and self._makes_future(value):
+                        futures.add(key)
+        return futures
 
     def _awaits_signal(self, value: ast.expr) -> bool:
         if isinstance(value, ast.Call):
@@ -511,31 +729,12 @@ class UnboundedAwaitRule(Rule):
                 and not value.keywords
             )
         key = target_key(value)
-        return key is not None and key in self._facts_of(self.ctx.function).futures
-
-    def _is_bounded(self) -> bool:
-        for ancestor, child in self.ctx.ancestors_in_function():
-            if isinstance(ancestor, ast.Call) and self.is_bounding(ancestor):
-                return True
-            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and child in ancestor.body:
-                for item in ancestor.items:
-                    if isinstance(item.context_expr, ast.Call) and self.is_bounding(item.context_expr):
-                        return True
-        return self._runs_bounded()
-
-    def _runs_bounded(self) -> bool:
-        """The current function is a nested coroutine that its enclosing
-        function runs under a timeout."""
-        functions = [scope for scope in self.ctx.scopes if scope.kind == "function"]
-        if len(functions) < 2:
-            return False
-        inner, outer = functions[-1], functions[-2]
-        return inner.name in self._facts_of(outer.node).bounded_callees  # type: ignore[arg-type]
+        return key is not None and key in self._futures_of(self.ctx.function)
 
     def visit_Await(self, node: ast.Await) -> Iterator[Violation]:
         if not self.ctx.in_test or not self._awaits_signal(node.value):
             return
-        if self._is_bounded():
+        if self._deadlines.bounded() or self._unwaited_coroutine():
             return
         what = " ".join(self.ctx.segment(node.value).split()) or "the signal"
         if len(what) > 40:

@@ -88,8 +88,8 @@ class Holder:
     """Where the result of a call goes.
 
     ``how`` is one of: "with" (a ``with`` item), "registered" (handed to a
-    cleanup registration), "assigned" (bound to ``names``), "returned"
-    (returned or yielded), "unbound" (dropped or passed on).
+    cleanup registration), "assigned" (bound to ``names``), "returned",
+    "yielded", "unbound" (dropped or passed on).
     """
 
     how: str
@@ -126,8 +126,10 @@ def holder_of(ctx: Context, call: ast.Call) -> Holder:
             return Holder("assigned", names, chained)
         elif isinstance(ancestor, (ast.AnnAssign, ast.AugAssign)):
             return Holder("assigned", target_names(ancestor.target), chained)
-        elif isinstance(ancestor, (ast.Return, ast.Yield, ast.YieldFrom)):
+        elif isinstance(ancestor, ast.Return):
             return Holder("returned", chained=chained)
+        elif isinstance(ancestor, (ast.Yield, ast.YieldFrom)):
+            return Holder("yielded", chained=chained)
         elif isinstance(ancestor, ast.stmt):
             break
         child = ancestor
@@ -152,6 +154,8 @@ class FunctionFacts:
         self.lines: dict[str, list[int]] = {}
         #: the last line of the first statement that yields, for a generator
         self.yield_end: int | None = None
+        #: names mentioned by ``return`` values
+        self.returned: set[str] = set()
         local_defs: dict[str, set[str]] = {}
         registrations: list[set[str]] = []
         for node in ast.walk(function):
@@ -181,6 +185,8 @@ class FunctionFacts:
                 self.managed |= mentions(node.context_expr)
             elif isinstance(node, DEF_TYPES) and node is not function:
                 local_defs[node.name] = set().union(*(mentions(s) for s in node.body))
+            elif isinstance(node, ast.Return) and node.value is not None:
+                self.returned |= mentions(node.value)
             elif isinstance(node, (ast.Yield, ast.YieldFrom)):
                 end = getattr(node, "end_lineno", None) or node.lineno
                 self.yield_end = end if self.yield_end is None else min(self.yield_end, end)
@@ -224,17 +230,41 @@ class FunctionRule(Rule):
             found = self._facts[id(function)] = FunctionFacts(self.ctx, function)
         return found
 
+    def in_helper(self) -> bool:
+        """Inside a plain function (not a test, fixture or TestCase method)."""
+        scope = self.ctx.function_scope
+        return scope is not None and not scope.is_test_code
+
+    def handed_back(self, holder: Holder) -> bool:
+        """A helper that returns what it made hands it to its caller; a test
+        or fixture that does so leaks it."""
+        if not self.in_helper():
+            return False
+        if holder.how == "returned":
+            return True
+        function = self.ctx.function
+        return function is not None and bool(set(holder.names) & self.facts(function).returned)
+
+
+def _path_to(ctx: Context, node: ast.AST) -> list[ast.AST]:
+    """``node`` and its ancestors, outermost first; ``node`` is the node
+    being visited or one of its ancestors."""
+    for index in range(len(ctx.parents) - 1, -1, -1):
+        if ctx.parents[index] is node:
+            return ctx.parents[: index + 1]
+    return [*ctx.parents, node]
+
 
 def _later_statements(ctx: Context, node: ast.AST) -> Iterator[tuple[ast.stmt, bool]]:
     """The statements that run after ``node``'s statement in its function,
     innermost block first, as (statement, encloses node) pairs: the later
     siblings at each level, and each enclosing ``try`` (whose ``finally``
     runs after it)."""
-    chain = [*ctx.parents, node]
+    chain = _path_to(ctx, node)
     for position in range(len(chain) - 1, 0, -1):
         stmt = chain[position]
         holder = chain[position - 1]
-        if isinstance(holder, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
+        if isinstance(stmt, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
             return
         if not isinstance(stmt, ast.stmt):
             continue
@@ -247,6 +277,35 @@ def _later_statements(ctx: Context, node: ast.AST) -> Iterator[tuple[ast.stmt, b
                 break
         if isinstance(holder, ast.Try) or type(holder).__name__ == "TryStar":
             yield holder, True  # type: ignore[misc]
+
+
+RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+
+
+def expects_failure(ctx: Context, node: ast.AST) -> bool:
+    """``node`` is in the last statement of a ``with self.assertRaises(...)``
+    or ``with pytest.raises(...)`` block: the call is the one expected to
+    raise, so whatever it would have started or changed never happens."""
+    chain = _path_to(ctx, node)
+    for position in range(len(chain) - 1, 0, -1):
+        stmt = chain[position]
+        if isinstance(stmt, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
+            return False
+        if not isinstance(stmt, ast.stmt):
+            continue
+        holder = chain[position - 1]
+        if not isinstance(holder, (ast.With, ast.AsyncWith)) or holder.body[-1] is not stmt:
+            return False
+        for item in holder.items:
+            expr = item.context_expr
+            if isinstance(expr, ast.Call):
+                func = expr.func
+                if isinstance(func, ast.Attribute) and func.attr in RAISES_METHODS:
+                    return True
+                if ctx.call_name(expr) == "pytest.raises":
+                    return True
+        return False
+    return False
 
 
 def _finally_names(stmt: ast.stmt, nested: bool = False) -> set[str]:
@@ -283,6 +342,9 @@ def _bool_keyword(call: ast.Call, name: str) -> bool | None:
 
 # -- HRM101 ------------------------------------------------------------------------
 
+GETTEMPDIR = frozenset({"tempfile.gettempdir", "tempfile.gettempdirb"})
+#: the positional index of ``dir`` in each maker's signature
+DIR_POSITIONS = {"mkdtemp": 2, "mkstemp": 2, "NamedTemporaryFile": 6, "TemporaryDirectory": 2}
 TEMP_MAKERS = {
     "tempfile.mkdtemp": "mkdtemp",
     "tempfile.mkstemp": "mkstemp",
@@ -359,8 +421,10 @@ class TempWithoutCleanupRule(FunctionRule):
         keep_file = kind == "NamedTemporaryFile"
         if keep_file and _bool_keyword(node, "delete") is not False:
             return
+        if self._inside_managed_directory(node, kind) or self._hands_over():
+            return
         holder = holder_of(self.ctx, node)
-        if holder.how == "registered":
+        if holder.how == "registered" or self.handed_back(holder):
             return
         if holder.how == "with":
             if not keep_file or self._cleaned_after_with(holder):
@@ -370,19 +434,37 @@ class TempWithoutCleanupRule(FunctionRule):
         what = "a directory" if kind in ("mkdtemp", "TemporaryDirectory") else "a file"
         yield self.report(node, name=name, what=what)
 
+    def _inside_managed_directory(self, node: ast.Call, kind: str) -> bool:
+        """``mkdtemp(dir=tmp_path)``: removed with the directory it is made
+        in, unless that is the shared temp directory or the working one."""
+        where = next((k.value for k in node.keywords if k.arg == "dir"), None)
+        position = DIR_POSITIONS[kind]
+        if where is None and len(node.args) > position:
+            where = node.args[position]
+        if where is None or isinstance(where, ast.Constant):
+            return False
+        if isinstance(where, ast.Call) and self.ctx.call_name(where) in (*GETTEMPDIR, "os.getcwd", "os.getcwdb"):
+            return False
+        return True
+
+    def _hands_over(self) -> bool:
+        """A context manager's ``__enter__`` leaves the removal to its ``__exit__``."""
+        scope = self.ctx.function_scope
+        return scope is not None and scope.name in ("__enter__", "__aenter__")
+
     def _cleaned(self, anchor: ast.AST, holder: Holder) -> bool:
         names = holder.names
         if not names:
             return False
         named = set(names)
+        first = True
         for stmt, encloses in _later_statements(self.ctx, anchor):
             if _finally_names(stmt, nested=not encloses) & named:
                 return True
-        found = self.ctx.statement(anchor)
-        if found is not None:
-            _, siblings, index = found
-            if index + 1 < len(siblings) and _registers_cleanup_of(self.ctx, siblings[index + 1], names):
+            # the very next statement to run registers the cleanup
+            if first and not encloses and _registers_cleanup_of(self.ctx, stmt, names):
                 return True
+            first = False
         return self._after_fixture_yield(anchor, names)
 
     def _cleaned_after_with(self, holder: Holder) -> bool:
@@ -390,9 +472,15 @@ class TempWithoutCleanupRule(FunctionRule):
         if statement is None or not holder.names:
             return False
         body = getattr(statement, "body", [])
-        if body and _registers_cleanup_of(self.ctx, body[0], holder.names):
+        names = set(holder.names)
+        # with NamedTemporaryFile(delete=False) as f: path = f.name
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and mentions(stmt.value) & names:
+                names.update(n for target in stmt.targets for n in target_names(target))
+        aliased = Holder(holder.how, tuple(sorted(names)), holder.chained, statement)
+        if body and _registers_cleanup_of(self.ctx, body[0], aliased.names):
             return True
-        return self._cleaned(statement, holder)
+        return self._cleaned(statement, aliased)
 
     def _after_fixture_yield(self, anchor: ast.AST, names: tuple[str, ...]) -> bool:
         scope = self.ctx.function_scope
@@ -733,6 +821,8 @@ class RawEnvironMutationRule(Rule):
         return self.ctx.resolve(node) in ENVIRON
 
     def _targets(self, targets: list[ast.expr], node: ast.AST, verb: str) -> Iterator[Violation]:
+        if expects_failure(self.ctx, node):
+            return
         for target in targets:
             if isinstance(target, ast.Subscript) and self._is_environ(target.value):
                 yield self.report(node, what=f"{verb} os.environ[...]")
@@ -762,19 +852,16 @@ class RawEnvironMutationRule(Rule):
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         name = self.ctx.call_name(node) or ""
-        if name in ("os.putenv", "os.unsetenv"):
-            yield self.report(node, what=f"{name}()")
-            return
         owner, _, method = name.rpartition(".")
-        if owner in ENVIRON and method in ENVIRON_MUTATORS:
-            yield self.report(node, what=f"{name}()")
+        if name in ("os.putenv", "os.unsetenv") or (owner in ENVIRON and method in ENVIRON_MUTATORS):
+            if not expects_failure(self.ctx, node):
+                yield self.report(node, what=f"{name}()")
 
 
 # -- HRM108 ------------------------------------------------------------------------
 
 SHARED_TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 SHARED_TEMP_PREFIXES = tuple(d + "/" for d in SHARED_TEMP_DIRS)
-GETTEMPDIR = frozenset({"tempfile.gettempdir", "tempfile.gettempdirb"})
 PATH_JOINERS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
 
 
@@ -853,8 +940,21 @@ class SharedTempPathRule(Rule):
         parent = self.ctx.parent
         if isinstance(parent, (ast.JoinedStr, ast.Expr)):
             return  # an f-string part is judged with its f-string; a bare string is a docstring
-        if not self._is_data():
+        if not self._is_data() and not self._in_table():
             yield self.report(node, what=repr(node.value))
+
+    def _in_table(self) -> bool:
+        """One of several literals in a list, tuple or set that is not a
+        call's argument: a table of test data (URLs, expected paths), not an
+        argv or a path being used."""
+        parents = self.ctx.parents
+        if not parents or not isinstance(parents[-1], (ast.List, ast.Tuple, ast.Set)):
+            return False
+        table = parents[-1]
+        if len(table.elts) < 2 or not all(isinstance(e, ast.Constant) for e in table.elts):
+            return False
+        holder = parents[-2] if len(parents) > 1 else None
+        return not isinstance(holder, (ast.Call, ast.keyword, ast.Starred))
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> Iterator[Violation]:
         if not node.values:
@@ -1122,7 +1222,7 @@ class FixedPortRule(Rule):
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         port = self._port(node)
-        if port is not None:
+        if port is not None and not expects_failure(self.ctx, node):
             yield self.report(node, port=port)
 
     def _port(self, node: ast.Call) -> int | None:
@@ -1342,7 +1442,7 @@ class UnjoinedThreadRule(FunctionRule):
         if holder.chained == "start":
             yield self.report(node)
             return
-        if holder.how != "assigned" or not holder.names:
+        if holder.how != "assigned" or not holder.names or self.handed_back(holder):
             return
         facts = self.facts(function)
         if not any(facts.called(n, START_METHODS) for n in holder.names):
@@ -1357,7 +1457,7 @@ class UnjoinedThreadRule(FunctionRule):
 
 # -- HRM113 ------------------------------------------------------------------------
 
-REAPERS = frozenset({"wait", "communicate", "kill", "terminate"})
+REAPERS = frozenset({"wait", "communicate", "kill", "terminate", "__exit__"})
 REAPER_WORDS = ("wait", "communicate", "kill", "terminate", "reap")
 
 
@@ -1413,7 +1513,9 @@ class UnwaitedPopenRule(FunctionRule):
         if self.ctx.call_name(node) != "subprocess.Popen":
             return
         holder = holder_of(self.ctx, node)
-        if holder.chained in REAPERS or holder.how in ("with", "registered"):
+        if holder.chained in REAPERS or holder.how in ("with", "registered") or self.handed_back(holder):
+            return
+        if expects_failure(self.ctx, node):
             return
         function = self.ctx.function
         if holder.how == "assigned" and holder.names and function is not None:
