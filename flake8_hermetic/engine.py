@@ -31,6 +31,9 @@ DEF_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 UNITTEST_METHOD = re.compile(r"^(setUp|tearDown|asyncSetUp|asyncTearDown|test)")
 STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+LEAF_TYPES = tuple(
+    leaf for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop) for leaf in base.__subclasses__()
+)
 
 _VISIT, _LEAVE, _SCOPE_IN, _SCOPE_OUT = range(4)
 
@@ -83,13 +86,21 @@ class Context:
         self._where_stack: list[str] = [""]
         self._function_scopes: dict[int, Scope] = {}
         self._testcase_classes: set[str] = set()
+        # Many rules ask for the name of the same call while it is visited;
+        # the walk empties this whenever the import bindings change.
+        self._names: dict[int, tuple[ast.AST, str | None]] = {}
 
     # -- names ---------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
-        return self.resolver.resolve(node)
+        cached = self._names.get(id(node))
+        if cached is not None and cached[0] is node:
+            return cached[1]
+        name = self.resolver.resolve(node)
+        self._names[id(node)] = (node, name)
+        return name
 
     def call_name(self, call: ast.Call) -> str | None:
-        return self.resolver.resolve(call.func)
+        return self.resolve(call.func)
 
     # -- scopes --------------------------------------------------------
     @property
@@ -323,7 +334,11 @@ class Engine:
     def _walk(tree: ast.Module, ctx: Context, dispatch: dict, found: list[Violation]) -> None:
         parents = ctx.parents
         resolver = ctx.resolver
-        iter_children = ast.iter_child_nodes
+        names = ctx._names
+        # Contexts and operators (Load, Add, Eq ...) have no children; with no
+        # handler for them, visiting them would do nothing but cost a push.
+        skipped = frozenset(t for t in LEAF_TYPES if t not in dispatch)
+        ast_type, list_type = ast.AST, list
         stack: list[tuple[int, ast.AST]] = [(_VISIT, tree)]
         pop, push = stack.pop, stack.append
         while stack:
@@ -339,6 +354,7 @@ class Engine:
                 ctx._where_stack.pop()
                 ctx.where = ctx._where_stack[-1]
                 resolver.pop()
+                names.clear()
                 continue
             node_type = type(node)
             handlers = dispatch.get(node_type)
@@ -348,9 +364,20 @@ class Engine:
             if node_type is ast.Import or node_type is ast.ImportFrom:
                 if len(ctx.scopes) > 1:
                     resolver.bind(node)  # type: ignore[arg-type]
+                    names.clear()
                 continue
             parents.append(node)
             push((_LEAVE, node))
+            # The children in ast.iter_child_nodes order, without the skipped leaves.
+            children = []
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list_type:
+                    for item in value:
+                        if isinstance(item, ast_type) and type(item) not in skipped:
+                            children.append(item)
+                elif isinstance(value, ast_type) and type(value) not in skipped:
+                    children.append(value)
             if node_type in DEF_TYPES or node_type is ast.ClassDef:
                 # body inside the new scope; everything else in the enclosing one
                 push((_SCOPE_OUT, node))
@@ -358,11 +385,7 @@ class Engine:
                     push((_VISIT, child))
                 push((_SCOPE_IN, node))
                 body_ids = {id(stmt) for stmt in node.body}  # type: ignore[attr-defined]
-                outer = [c for c in iter_children(node) if id(c) not in body_ids]
-                for child in reversed(outer):
-                    push((_VISIT, child))
-                continue
-            children = list(iter_children(node))
+                children = [c for c in children if id(c) not in body_ids]
             for child in reversed(children):
                 push((_VISIT, child))
 

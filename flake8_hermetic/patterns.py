@@ -53,6 +53,7 @@ CONSTRAINT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 # ast-grep's Python grammar reads metavariables spelt with this character.
 EXPANDO = "\u00b5"
 MATCH_ANYTHING: dict[str, Any] = {"regex": ""}
+STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 FILE_KEYS = ("rules",)
 RULE_ENTRY_KEYS = ("code", "message", "rule", "constraints", "utils", "files", "note")
@@ -331,7 +332,8 @@ class ScopeIndex:
                         ))
                     is_function = not isinstance(child, ast.ClassDef)
                     stack.append((child, inner, in_function or is_function))
-                else:
+                elif isinstance(child, STATEMENT_HOLDERS):
+                    # a def is a statement: expressions never hold one
                     stack.append((child, where, in_function))
 
     def where(self, line: int, col: int) -> str:

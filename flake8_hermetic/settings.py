@@ -138,7 +138,7 @@ class Settings:
     """Everything the rules and the checker read, resolved once per process."""
 
     test_files: tuple[str, ...] = DEFAULT_TEST_FILES
-    readonly_commands: tuple[tuple[str, ...], ...] = tuple(c.split() for c in DEFAULT_READONLY_COMMANDS)
+    readonly_commands: tuple[tuple[str, ...], ...] = tuple(tuple(c.split()) for c in DEFAULT_READONLY_COMMANDS)
     max_collection_bytes: int = DEFAULT_MAX_COLLECTION_BYTES
     host_readers: frozenset[str] = frozenset()
     repo_dirs: tuple[str, ...] = DEFAULT_REPO_DIRS

@@ -52,19 +52,30 @@ def report(output: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return write_tree(tmp_path / "ws", {
+def make_workspace(root: Path) -> Path:
+    return write_tree(root / "ws", {
         "setup.cfg": "[flake8]\nselect = HRM\n",
         "tests/test_buffer.py": BUFFER,
         "hermetic-baseline.txt": KNOWN + STALE,
     })
 
 
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path)
+
+
 def on_disk(workspace: Path) -> list[tuple[int, int, str, str]]:
     result = flake8(["tests/test_buffer.py"], cwd=workspace)
     assert result.returncode == 1, result.stderr
     return report(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def linted_on_disk(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[int, int, str, str]]]:
+    """A workspace no test changes, and flake8's report on its file."""
+    workspace = make_workspace(tmp_path_factory.mktemp("editor"))
+    return workspace, on_disk(workspace)
 
 
 @pytest.mark.parametrize(
@@ -78,8 +89,10 @@ def on_disk(workspace: Path) -> list[tuple[int, int, str, str]]:
         pytest.param("tests", "{ws}/tests/test_buffer.py", id="absolute-from-file-dir"),
     ],
 )
-def test_buffer_reports_what_the_file_on_disk_reports(workspace: Path, cwd: str, display_name: str) -> None:
-    expected = on_disk(workspace)
+def test_buffer_reports_what_the_file_on_disk_reports(
+    linted_on_disk: tuple[Path, list[tuple[int, int, str, str]]], cwd: str, display_name: str,
+) -> None:
+    workspace, expected = linted_on_disk
     # the known debt is quiet, the new one reported, the one stale entry named
     assert [(line, code) for line, _, code, _ in expected] == [(1, "HRM900"), (10, "HRM105")]
     assert "test_renamed" in expected[0][3]

@@ -112,6 +112,9 @@ class NoAssertionRule(Rule):
 
     # -- the defs ------------------------------------------------------------
     def visit_FunctionDef(self, node: FunctionNode) -> Iterator[Violation]:
+        defaults = (*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None))
+        if any("assert" in _last_name(default).lower() for default in defaults):
+            self._mark_asserting()  # def check(v, test_fn=self.assertEqual) inside a test
         facts = FunctionFacts(node.name)
         self.facts[id(node)] = facts
         self.by_name.setdefault(node.name, []).append(facts)
@@ -174,14 +177,10 @@ class NoAssertionRule(Rule):
             self._mark_asserting()
         return iter(())
 
-    def visit_Attribute(self, node: ast.Attribute) -> Iterator[Violation]:
-        # covers self.assertX(...), mock.assert_called_once(), and assertion methods passed as callbacks
-        if isinstance(node.ctx, ast.Load) and "assert" in node.attr.lower():
-            self._mark_asserting()
-        return iter(())
-
-    def visit_Name(self, node: ast.Name) -> Iterator[Violation]:
-        if isinstance(node.ctx, ast.Load) and "assert" in node.id.lower():
+    def visit_Assign(self, node: ast.Assign) -> Iterator[Violation]:
+        # an assertion method bound to a short name: eq = self.assertEqual
+        values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+        if any("assert" in _last_name(value).lower() for value in values):
             self._mark_asserting()
         return iter(())
 
@@ -193,6 +192,11 @@ class NoAssertionRule(Rule):
         if ASSERTING_WORDS.search(last) or self.ctx.call_name(node) in ASSERTING_CALLS:
             self._mark_asserting()
             return iter(())
+        for argument in (*node.args, *(k.value for k in node.keywords)):
+            # an assertion method handed over as a callback: d.addCallback(self.assertEqual, 1)
+            if "assert" in _last_name(argument).lower():
+                self._mark_asserting()
+                return iter(())
         if isinstance(func, ast.Attribute):
             receiver = func.value
             if isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES and last.startswith("fail"):

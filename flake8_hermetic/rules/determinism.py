@@ -314,9 +314,17 @@ class SleepRule(Rule):
     test fails in a way nobody can reproduce. Lengthening the sleep only
     makes every run slower while lowering, never removing, the odds.
 
-    A sleep inside a loop body is a poll (look, sleep, look again) and is
-    left alone; so is `sleep(0)`, which only yields the processor. The rule
-    reads the call through the file's imports: `from time import sleep as
+    Not flagged, because the length is not a guess there:
+    - a sleep in a loop body: a poll (look, sleep, look again);
+    - `sleep(0)`, which only yields the processor;
+    - a sleep inside a deadline of the test's own (`async with
+      asyncio.timeout(...)`, `anyio.fail_after(...)`): the slow work the
+      deadline is tested against;
+    - a sleep until a computed instant (`sleep(retry_at - time.time())`);
+    - a sleep between two clock readings: it is the thing being measured,
+      and HRM203 judges what is asserted about it.
+
+    The call is read through the file's imports: `from time import sleep as
     snooze; snooze(1)` is flagged.
 
     ## Example
@@ -345,6 +353,13 @@ class SleepRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    A sleep that stands for slow work (a fake handler that takes a while to
+    answer, a thread target that keeps a lock held) is flagged like a wait.
+    It is the same bet when the test needs the other side to get somewhere
+    first; when it does not, an `Event` the test releases still makes the
+    intent explicit.
     """
 
     code = "HRM201"
@@ -397,8 +412,18 @@ class AsyncSleepRule(Rule):
     between releases) or one more `await` in the code under test and the
     guess is wrong: the assertion after it runs too early.
 
-    A sleep in a loop body is a poll and `sleep(0)` only yields one turn of
-    the loop; neither is flagged.
+    Not flagged:
+    - a sleep in a loop body (a poll) and `sleep(0)` (one turn of the loop);
+    - a sleep inside a deadline of the test's own (`asyncio.timeout`,
+      `wait_for`, `fail_after`, or a nested coroutine the test runs under
+      one), or where the test expects it to be cut short (a `try` catching
+      `CancelledError` / `TimeoutError`, `pytest.raises` or `assertRaises`
+      of one): the sleep is the slow work under test, and its length is a
+      stand-in for "forever";
+    - a sleep in a coroutine defined inside another function: a stand-in
+      task the test schedules, whose sleep is the length of its simulated
+      work. The event loop fires timers in deadline order, so the order
+      such tasks produce among themselves does not depend on the host.
 
     ## Example
     ```python
@@ -418,6 +443,11 @@ class AsyncSleepRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    A stand-in coroutine that sleeps to wait for something outside the
+    event loop (a server thread, a child process) is the same bet, and is
+    not flagged because it is nested.
     """
 
     code = "HRM202"
@@ -803,6 +833,10 @@ class PidLiteralRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    A literal handed to a patched call (`os.waitpid` replaced by a mock) is
+    safe, since nothing reaches the OS, and is still flagged.
     """
 
     code = "HRM205"
@@ -830,6 +864,9 @@ class PidLiteralRule(Rule):
         yield from self._assignment(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> Iterator[Violation]:
+        yield from self._assignment(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> Iterator[Violation]:
         yield from self._assignment(node)
 
 

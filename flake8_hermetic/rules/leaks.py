@@ -12,7 +12,7 @@ import ast
 import os
 import sys
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -203,13 +203,10 @@ class FunctionFacts:
         """A method in ``methods`` is called on ``name`` (or on its elements in a loop)."""
         return any(self.methods.get(alias, set()) & methods for alias in self.aliases(name))
 
-    def passed_to(self, name: str, words: tuple[str, ...]) -> bool:
-        """``name`` is an argument of a call whose name contains one of ``words``."""
+    def passed_to(self, name: str, says: Callable[[str], bool]) -> bool:
+        """``name`` is an argument of a call whose (lower-case) name ``says`` so."""
         aliases = self.aliases(name)
-        return any(
-            aliases & names and any(word in callee.lower() for word in words)
-            for callee, names in self.passed
-        )
+        return any(aliases & names and says(callee.lower()) for callee, names in self.passed)
 
     def mentioned_after(self, name: str, line: int) -> bool:
         return any(number > line for number in self.lines.get(name, ()))
@@ -461,8 +458,14 @@ class TempWithoutCleanupRule(FunctionRule):
         for stmt, encloses in _later_statements(self.ctx, anchor):
             if _finally_names(stmt, nested=not encloses) & named:
                 return True
+            if first and isinstance(stmt, DEF_TYPES):
+                # def remove(): shutil.rmtree(d) / self.addCleanup(remove):
+                # defining the callback runs nothing that can fail
+                if set().union(*(mentions(s) for s in stmt.body)) & named:
+                    named.add(stmt.name)
+                continue
             # the very next statement to run registers the cleanup
-            if first and not encloses and _registers_cleanup_of(self.ctx, stmt, names):
+            if first and not encloses and _registers_cleanup_of(self.ctx, stmt, tuple(named)):
                 return True
             first = False
         return self._after_fixture_yield(anchor, names)
@@ -1450,7 +1453,7 @@ class UnjoinedThreadRule(FunctionRule):
         for n in holder.names:
             if facts.called(n, JOIN_METHODS) or n in facts.registered or n in facts.managed:
                 return
-            if facts.passed_to(n, ("join",)):
+            if facts.passed_to(n, lambda callee: "join" in callee):
                 return
         yield self.report(node)
 
@@ -1458,7 +1461,14 @@ class UnjoinedThreadRule(FunctionRule):
 # -- HRM113 ------------------------------------------------------------------------
 
 REAPERS = frozenset({"wait", "communicate", "kill", "terminate", "__exit__"})
-REAPER_WORDS = ("wait", "communicate", "kill", "terminate", "reap")
+
+
+def _reaps(callee: str) -> bool:
+    """``kill_python(p)``, ``wait_process(p)``, ``reap_children(p)``; not
+    ``wait_for_banner(p)``, which waits for output, not for the exit."""
+    if any(word in callee for word in ("kill", "terminate", "reap", "communicate")):
+        return True
+    return "wait" in callee and "wait_for" not in callee and "wait_until" not in callee
 
 
 class UnwaitedPopenRule(FunctionRule):
@@ -1523,7 +1533,7 @@ class UnwaitedPopenRule(FunctionRule):
             for n in holder.names:
                 if facts.called(n, REAPERS) or n in facts.registered or n in facts.managed:
                     return
-                if facts.passed_to(n, REAPER_WORDS):
+                if facts.passed_to(n, _reaps):
                     return
         yield self.report(node)
 
@@ -1686,8 +1696,7 @@ class GitUserConfigRule(FunctionRule):
     def _env_isolates(self, env: ast.expr) -> bool:
         if isinstance(env, ast.Dict) or (isinstance(env, ast.Call) and self.ctx.call_name(env) == "dict"):
             return any(key in PINNED_VARIABLES for key in mapping_keys(env))
-        text = dotted(env)
-        if text in ("os.environ", "os.environb"):
+        if self.ctx.resolve(env) in ENVIRON:
             return False
         function = self.ctx.function
         if not isinstance(env, ast.Name) or function is None:

@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from flake8_hermetic.imports import module_imports
 from flake8_hermetic.processes import child_process, program_name, program_word
 from flake8_hermetic.registry import Rule, Violation
 
@@ -122,6 +123,11 @@ POSIX_ROOTS = re.compile(r"^/(?:usr|bin|etc|opt|home|var)(?:/|$)")
 SHARED_TEMP = re.compile(r"^/var/tmp(?:/|$)")  # HRM108's, not a portability question
 #: calls whose arguments are paths of a simulated POSIX host, judged by POSIX rules
 POSIX_PATH_CALLS = ("posixpath.", "pathlib.PurePosixPath", "pathlib.PosixPath")
+#: calls that ask the real host whether a file is there: a capability probe
+HOST_PROBES = frozenset(
+    {"os.access", "os.path.exists", "os.path.lexists", "os.path.isfile", "os.path.isdir", "os.path.islink", "shutil.which"}
+    | {f"pathlib.Path().{method}" for method in ("exists", "is_file", "is_dir", "is_symlink")}
+)
 
 
 class PosixAbsolutePathRule(Rule):
@@ -137,10 +143,17 @@ class PosixAbsolutePathRule(Rule):
     green on Linux and macOS and red on Windows for a reason unrelated to
     the feature.
 
-    A literal given to `posixpath` or `PurePosixPath`, or compared with what
-    they return, belongs to a simulated POSIX host and is judged by POSIX
-    rules: it is not flagged.
-    Nor are docstrings, or `/var/tmp` (a shared temporary location, HRM108).
+    Not flagged:
+    - a literal given to `posixpath` or `PurePosixPath`, compared with what
+      they return, or anywhere in a module that imports them: such a file
+      simulates a POSIX host on purpose and its paths follow POSIX rules;
+    - a probe of the real host (`os.access("/bin/bash", os.X_OK)`,
+      `os.path.exists(...)`, `Path(...).exists()`, `shutil.which(...)`):
+      asking whether the host has a file is the capability check HRM304
+      recommends, not a fixture;
+    - a literal holding whitespace (a command line such as
+      `"/usr/bin/env python -u"`, not a path), docstrings, and `/var/tmp`
+      (a shared temporary location: HRM108).
 
     ## Example
     ```python
@@ -161,17 +174,39 @@ class PosixAbsolutePathRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    A string that only looks like a path (an interpreter named in a
+    shebang being parsed, the text `os.path.commonprefix` is tested on) is
+    flagged. The rule is off by default for that reason: turn it on for a
+    suite that must pass on Windows.
     """
 
     code = "HRM303"
     message = "'{path}' is absolute only on POSIX (no drive on Windows); build fixture paths from the host, e.g. Path(tmp_path.anchor, ...)"
     default_on = False
 
+    __slots__ = ("_simulates_posix",)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._simulates_posix: bool | None = None
+
+    def _module_simulates_posix(self) -> bool:
+        if self._simulates_posix is None:
+            self._simulates_posix = any(
+                target.startswith(POSIX_PATH_CALLS) or target == "posixpath"
+                for target in module_imports(self.ctx.tree).values()
+            )
+        return self._simulates_posix
+
     def visit_Constant(self, node: ast.Constant) -> Iterator[Violation]:
         value = node.value
         if isinstance(value, bytes):
             value = value.decode("latin-1")
         if not isinstance(value, str) or not POSIX_ROOTS.match(value) or SHARED_TEMP.match(value):
+            return
+        if any(character.isspace() for character in value) or self._module_simulates_posix():
             return
         parent = self.ctx.parent
         if isinstance(parent, ast.Expr):
@@ -191,12 +226,15 @@ class PosixAbsolutePathRule(Rule):
         return isinstance(node, ast.Call) and (self.ctx.call_name(node) or "").startswith(POSIX_PATH_CALLS)
 
     def _in_posix_call(self) -> bool:
-        """An argument of a POSIX path call, or the value it is compared
-        with (``assertEqual(posixpath.join(...), "/usr/bin")``)."""
+        """An argument of a POSIX path call or of a host probe, or the value
+        a POSIX path call is compared with
+        (``assertEqual(posixpath.join(...), "/usr/bin")``)."""
         for ancestor in reversed(self.ctx.parents):
             if isinstance(ancestor, ast.stmt):
                 return False
             if self._is_posix_call(ancestor):
+                return True
+            if isinstance(ancestor, ast.Call) and self.ctx.call_name(ancestor) in HOST_PROBES:
                 return True
             if isinstance(ancestor, ast.Compare):
                 operands: list[ast.expr] = [ancestor.left, *ancestor.comparators]
@@ -211,6 +249,9 @@ class PosixAbsolutePathRule(Rule):
 
 PLATFORM_READS = frozenset({"sys.platform", "os.name", "platform.system"})
 PLATFORM_TEXT = re.compile(r"\b(?:sys\.platform|os\.name|platform\.system\s*\()")
+#: a reason that cites a defect: the skip works around a platform bug, and
+#: there is no capability to probe for
+DEFECT_REASON = re.compile(r"\b(?:bugs?|issue|bpo-\d+|gh-\d+|crash(?:es)?|broken)\b|#\d+", re.IGNORECASE)
 SKIP_CALLS = frozenset(
     {
         "pytest.mark.skipif",
@@ -234,6 +275,10 @@ class PlatformSkipRule(Rule):
     without the capability runs a test that cannot pass. The skip also
     never expires: when the capability arrives on the skipped platform,
     nothing turns red to say the test could run there now.
+
+    A skip whose reason cites a defect (`"see issue #12958"`, `"known OS
+    bug"`, `"bpo-30807"`, `"crashes on AIX"`) works around a bug of that
+    platform, with no capability to probe: it is not flagged.
 
     The condition is read directly, as a string condition
     (`skipif("sys.platform == 'win32'")`), and through module or class
@@ -266,6 +311,12 @@ class PlatformSkipRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    Some tests are about one platform (the Windows registry, a macOS
+    system call): the platform is then the capability. Prefer a probe of
+    the API (`hasattr(os, "startfile")`) where one exists; otherwise silence
+    the line.
     """
 
     code = "HRM304"
@@ -311,5 +362,17 @@ class PlatformSkipRule(Rule):
             guessed = PLATFORM_TEXT.search(condition.value) is not None
         else:
             guessed = self._reads_platform(condition)
-        if guessed:
+        if guessed and not self._cites_defect(node):
             yield self.report(node)
+
+    @staticmethod
+    def _cites_defect(call: ast.Call) -> bool:
+        reason = call.args[1] if len(call.args) > 1 else None
+        if reason is None:
+            reason = next((k.value for k in call.keywords if k.arg == "reason"), None)
+        texts = [reason.value] if isinstance(reason, ast.Constant) and isinstance(reason.value, str) else []
+        if isinstance(reason, ast.JoinedStr):
+            texts = [v.value for v in reason.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        if isinstance(reason, ast.BinOp):  # implicit concatenation across lines is one Constant already
+            texts = [n.value for n in ast.walk(reason) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        return any(DEFECT_REASON.search(text) for text in texts)

@@ -1,0 +1,233 @@
+"""HRM2xx beyond the fixtures: messages, the data flow helpers, and robustness."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+from flake8_hermetic.engine import Engine
+from flake8_hermetic.imports import ImportResolver, module_imports
+from flake8_hermetic.registry import all_rules
+from flake8_hermetic.rules.determinism import ELAPSED, READING, ClockFlow, is_pid_name
+from flake8_hermetic.settings import Settings
+
+FAMILY = [rule for code, rule in all_rules().items() if code.startswith("HRM2")]
+
+
+def lint(source: str, path: str = "tests/test_sample.py") -> list[tuple[int, str]]:
+    """(line, "HRMnnn message") for every HRM2xx finding in ``source``."""
+    text = textwrap.dedent(source)
+    tree = ast.parse(text)
+    found = Engine(FAMILY).lint(tree, text.splitlines(keepends=True), path, Settings())
+    return sorted((v.line, v.text) for v in found)
+
+
+def codes(source: str) -> list[tuple[int, str]]:
+    return [(line, text.split()[0]) for line, text in lint(source)]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        pytest.param("pid", True, id="bare"),
+        pytest.param("child_pid", True, id="snake"),
+        pytest.param("fakePid", True, id="camel"),
+        pytest.param("PID2", True, id="upper-digit"),
+        pytest.param("ppid", True, id="parent"),
+        pytest.param("worker_pids", True, id="plural"),
+        pytest.param("rapid", False, id="inside-rapid"),
+        pytest.param("stupid_count", False, id="inside-stupid"),
+        pytest.param("pidfile", False, id="pidfile-is-a-path"),
+        pytest.param("timeout", False, id="unrelated"),
+    ],
+)
+def test_pid_names_are_matched_by_word(name: str, expected: bool) -> None:
+    assert is_pid_name(name) is expected
+
+
+def clock_levels(source: str) -> dict[str, int]:
+    """The level ClockFlow gives each name assigned at the end of ``test()``'s body."""
+    tree = ast.parse(textwrap.dedent(source))
+    function = tree.body[-1]
+    assert isinstance(function, ast.FunctionDef)
+    resolver = ImportResolver(module_imports(tree))
+    flow = ClockFlow(function, resolver.resolve)
+    names = [t.id for stmt in function.body if isinstance(stmt, ast.Assign) for t in stmt.targets
+             if isinstance(t, ast.Name)]
+    return {name: flow.level(ast.Name(id=name, ctx=ast.Load())) for name in names}
+
+
+def test_clock_flow_tells_readings_from_durations() -> None:
+    levels = clock_levels(
+        """
+        import time
+        from time import perf_counter as pc
+
+        def test():
+            t0 = pc()
+            t1 = time.monotonic()
+            raw = max(t0, t1)
+            dt = t1 - t0
+            ms = round(dt * 1000)
+            deadline = t1 + 5
+            handle = make_handle(t1 + 5)
+            count = len([t0])
+            other = time.sleep(1)
+        """
+    )
+    assert levels == {
+        "t0": READING,
+        "t1": READING,
+        "raw": READING,
+        "dt": ELAPSED,
+        "ms": ELAPSED,
+        "deadline": ELAPSED,
+        "handle": 0,
+        "count": 0,
+        "other": 0,
+    }
+
+
+def test_messages_name_the_call_and_the_fix() -> None:
+    found = lint(
+        """
+        import asyncio
+        import os
+        from time import sleep as snooze
+
+        async def test_x(event):
+            snooze(1)
+            await asyncio.sleep(1)
+            await event.very_long_attribute_name.another_long_attribute.wait()
+            os.kill(31337, 9)
+        """
+    )
+    assert found == [
+        (7, "HRM201 time.sleep() waits a guessed time and flakes on a loaded host; wait on the state itself "
+            "with a timeout (Event.wait, Queue.get, join) or poll with a deadline"),
+        (8, "HRM202 await asyncio.sleep() guesses how long another task needs and flakes on a loaded host; "
+            "await the event itself, bounded (asyncio.wait_for)"),
+        (9, "HRM204 await event.very_long_attribute_name.anothe... never returns if the signal is never sent, "
+            "hanging the run; bound it: asyncio.wait_for(..., timeout=) or async with asyncio.timeout()"),
+        (10, "HRM205 pid 31337 can name a live process on a long-running host; use a number no OS allocates "
+             "(99999999999) or pin the liveness probe"),
+    ]
+
+
+def test_a_sleep_that_is_measured_is_left_to_the_assertion_rule() -> None:
+    assert codes(
+        """
+        import time
+
+        def test_sleep_length():
+            t0 = time.monotonic()
+            time.sleep(0.1)
+            t1 = time.monotonic()
+            assert t1 - t0 >= 0.1
+        """
+    ) == [(8, "HRM203")]
+
+
+def test_sleeping_until_a_computed_instant_is_not_a_guess() -> None:
+    assert codes(
+        """
+        import time
+
+        def test_retry_after(handler):
+            now = time.time()
+            time.sleep(handler.retry_at - now + 0.001)
+            time.sleep(handler.retry_at)
+        """
+    ) == [(7, "HRM201")]
+
+
+def test_sleep_inside_a_deadline_is_the_slow_work_under_test() -> None:
+    assert codes(
+        """
+        import asyncio
+        import time
+
+        async def test_timeout_fires():
+            async with asyncio.timeout(0.01):
+                time.sleep(0.05)
+                await asyncio.sleep(10)
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                raise
+            await asyncio.sleep(1)
+        """
+    ) == [(13, "HRM202")]
+
+
+def test_nested_coroutines_sleep_as_simulated_work() -> None:
+    assert codes(
+        """
+        import asyncio
+
+        async def helper():
+            await asyncio.sleep(0.5)
+
+        async def test_group():
+            async def slow_job():
+                await asyncio.sleep(0.2)
+                return 1
+
+            async with asyncio.TaskGroup() as group:
+                group.create_task(slow_job())
+            await asyncio.sleep(0.1)
+        """
+    ) == [(5, "HRM202"), (14, "HRM202")]
+
+
+def test_modern_syntax_is_walked_without_error() -> None:
+    source = """
+        import asyncio
+        import time
+
+        async def test_everything(items, event):
+            match items:
+                case [first, *rest] if (n := len(rest)) > 0:
+                    time.sleep(first)
+                case {"pid": 4242, **others}:
+                    pass
+                case _:
+                    pass
+            try:
+                pass
+            except* ValueError:
+                await event.wait()
+            values = [x async for x in aiter_of(items)]
+            total = sum(await asyncio.sleep(0) or 0 for _ in values)
+            label = f"{time.time() - total:>{n}}"
+            a, *b = c = time.monotonic(), 2
+            (pid := 1234)
+            return label, a, b, c, others
+
+        def aiter_of(items):
+            return items
+    """
+    assert codes(source) == [(8, "HRM201"), (16, "HRM204"), (21, "HRM205")]
+
+
+@pytest.fixture
+def deep_arithmetic() -> Iterator[tuple[ast.Module, str]]:
+    """900 nested BinOps, parsed, then linted under a recursion limit of 200:
+    a recursive walk of the expression would fail there."""
+    terms = " + ".join(["start"] * 900)
+    source = f"import time\n\ndef test():\n    start = time.monotonic()\n    assert {terms} < 1\n"
+    tree = ast.parse(source)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200)
+    yield tree, source
+    sys.setrecursionlimit(limit)
+
+
+def test_deep_arithmetic_is_followed_without_recursion(deep_arithmetic: tuple[ast.Module, str]) -> None:
+    tree, source = deep_arithmetic
+    found = Engine(FAMILY).lint(tree, source.splitlines(keepends=True), "test_deep.py", Settings())
+    assert [(v.line, v.code) for v in found] == [(5, "HRM203")]
