@@ -16,7 +16,7 @@ import re
 import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 from flake8_hermetic.hostpins import Pins, pins_for_file
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 DEF_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+SCOPE_TYPES = frozenset((*DEF_TYPES, ast.ClassDef))
 LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 UNITTEST_METHOD = re.compile(r"^(setUp|tearDown|asyncSetUp|asyncTearDown|test)")
 STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -279,7 +280,43 @@ class Context:
         return "".join(self.lines)
 
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.source, node) or ""
+        return source_segment(self.source, node) or ""
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+@lru_cache(maxsize=8)
+def _source_lines(source: str) -> list[str]:
+    """The lines of ``source`` with their ends, split where ``ast`` splits
+    them (not at form feeds). Cached: a file asks once per violation."""
+    lines, start = [], 0
+    for end in _LINE_END.finditer(source):
+        lines.append(source[start:end.end()])
+        start = end.end()
+    if start < len(source):
+        lines.append(source[start:])
+    return lines
+
+
+def source_segment(source: str, node: ast.AST) -> str | None:
+    """``ast.get_source_segment(source, node)`` without splitting the whole
+    source again on every call (which made a file with many violations
+    quadratic), and None rather than an error for positions outside it."""
+    end_lineno = getattr(node, "end_lineno", None)
+    end_col_offset = getattr(node, "end_col_offset", None)
+    lineno = getattr(node, "lineno", None)
+    col_offset = getattr(node, "col_offset", None)
+    if end_lineno is None or end_col_offset is None or lineno is None or col_offset is None:
+        return None
+    lines = _source_lines(source)
+    if not 1 <= lineno <= end_lineno <= len(lines):
+        return None
+    if end_lineno == lineno:
+        return lines[lineno - 1].encode()[col_offset:end_col_offset].decode(errors="replace")
+    first = lines[lineno - 1].encode()[col_offset:].decode(errors="replace")
+    last = lines[end_lineno - 1].encode()[:end_col_offset].decode(errors="replace")
+    return "".join([first, *lines[lineno:end_lineno - 1], last])
 
 
 def what_text(source: str, node: ast.AST | None, limit: int = 80) -> str:
@@ -287,7 +324,7 @@ def what_text(source: str, node: ast.AST | None, limit: int = 80) -> str:
     removed and whitespace collapsed, cut at ``limit`` characters."""
     if node is None:
         return ""
-    text = ast.get_source_segment(source, node) or ""
+    text = source_segment(source, node) or ""
     if "#" in text:
         text = _strip_comments(text)
     text = " ".join(text.split())
@@ -366,8 +403,6 @@ class Engine:
                     resolver.bind(node)  # type: ignore[arg-type]
                     names.clear()
                 continue
-            parents.append(node)
-            push((_LEAVE, node))
             # The children in ast.iter_child_nodes order, without the skipped leaves.
             children = []
             for field in node._fields:
@@ -378,7 +413,9 @@ class Engine:
                             children.append(item)
                 elif isinstance(value, ast_type) and type(value) not in skipped:
                     children.append(value)
-            if node_type in DEF_TYPES or node_type is ast.ClassDef:
+            if node_type in SCOPE_TYPES:
+                parents.append(node)
+                push((_LEAVE, node))
                 # body inside the new scope; everything else in the enclosing one
                 push((_SCOPE_OUT, node))
                 for child in reversed(node.body):  # type: ignore[attr-defined]
@@ -386,6 +423,10 @@ class Engine:
                 push((_SCOPE_IN, node))
                 body_ids = {id(stmt) for stmt in node.body}  # type: ignore[attr-defined]
                 children = [c for c in children if id(c) not in body_ids]
+            elif children:
+                # a node without children is nobody's ancestor: no need to stack it
+                parents.append(node)
+                push((_LEAVE, node))
             for child in reversed(children):
                 push((_VISIT, child))
 

@@ -28,7 +28,9 @@ HOME_READERS = frozenset({"home", "expanduser"})
 #: methods that write one environment key given as an argument
 #: (monkeypatch.setenv/delenv, os.environ.setdefault/pop,
 #: EnvironmentVarGuard.set/unset, monkeypatch.setitem(os.environ, ...))
-KEY_WRITERS = frozenset({"setenv", "delenv", "putenv", "unsetenv", "set", "unset", "setdefault", "pop", "setitem", "delitem"})
+KEY_WRITERS = frozenset({
+    "setenv", "delenv", "putenv", "unsetenv", "set", "unset", "setdefault", "pop", "setitem", "delitem",
+})
 #: pytest hooks that run before any test, in a conftest
 SESSION_HOOKS = frozenset({"pytest_configure", "pytest_sessionstart"})
 

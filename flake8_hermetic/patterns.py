@@ -54,6 +54,7 @@ CONSTRAINT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 EXPANDO = "\u00b5"
 MATCH_ANYTHING: dict[str, Any] = {"regex": ""}
 STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+CONTEXT_FREE_KEYS = frozenset(("pattern", "kind", "regex", "all", "any", "not"))
 
 FILE_KEYS = ("rules",)
 RULE_ENTRY_KEYS = ("code", "message", "rule", "constraints", "utils", "files", "note")
@@ -67,6 +68,10 @@ STRICTNESS = ("cst", "smart", "ast", "relaxed", "signature")
 NTH_CHILD_KEYS = ("position", "ofRule", "reverse")
 RANGE_KEYS = ("start", "end")
 POSITION_KEYS = ("line", "column")
+
+
+# (renamed metavariable, constraint rule, whether the rule reads only the node's own text)
+ConstraintChecks = tuple[tuple[str, dict[str, Any], bool], ...]
 
 
 # -- the rules ---------------------------------------------------------------
@@ -89,6 +94,7 @@ class PatternRule:
     matching_utils: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False, compare=False)
     file_matcher: GlobMatcher | None = field(default=None, repr=False, compare=False)
     exclude_matcher: GlobMatcher | None = field(default=None, repr=False, compare=False)
+    constraint_checks: ConstraintChecks = field(default=(), repr=False, compare=False)
 
     default_on = True
 
@@ -226,6 +232,7 @@ class _Search:
                     for rule in self.rules
                 ),
             ]}
+        self.plan = [(rule, rule.tag, rule.constraint_checks) for rule in self.rules]
         self.config: dict[str, Any] = {"rule": top}
         if utils:
             self.config["utils"] = utils
@@ -236,11 +243,12 @@ class _Search:
         root = SgRoot(source, "python").root()
         single = len(self.rules) == 1
         found = []
+        memo: dict[tuple[int, str, str], bool] = {}
         for node in root.find_all(self.config):  # type: ignore[call-overload]
-            for rule in self.rules:
-                if not single and node.get_match(rule.tag) is None:
+            for rule, tag, checks in self.plan:
+                if not single and node.get_match(tag) is None:
                     continue
-                if rule.constraints and not _constraints_hold(node, rule):
+                if checks and not _constraints_hold(node, checks, memo):
                     continue
                 span = node.range()
                 found.append(PatternMatch(
@@ -252,37 +260,58 @@ class _Search:
         return found
 
 
-def _constraints_hold(node: Any, rule: PatternRule) -> bool:
+def _constraint_checks(code: str, constraints: Mapping[str, Any], utils: Mapping[str, Any]) -> ConstraintChecks:
+    """The constraints with their utils inlined (``SgNode.matches()`` takes
+    no utils) and the metavariables renamed as in the combined search."""
+    checks = []
+    for name, constraint in constraints.items():
+        inlined = _inline_utils(constraint, utils)
+        checks.append((f"{name}_{code}", inlined, _reads_only_the_node(inlined)))
+    return tuple(checks)
+
+
+def _reads_only_the_node(rule: Any) -> bool:
+    """True when a rule's verdict on a node depends on its kind and text
+    alone (no relation to other nodes, no position)."""
+    if isinstance(rule, list):
+        return all(_reads_only_the_node(item) for item in rule)
+    if not isinstance(rule, dict):
+        return True
+    return all(key in CONTEXT_FREE_KEYS and _reads_only_the_node(value) for key, value in rule.items())
+
+
+def _constraints_hold(node: Any, checks: ConstraintChecks, memo: dict[tuple[int, str, str], bool]) -> bool:
     """ast-grep's constraints: each captured single metavariable must match
-    its constraint rule (an uncaptured one is not judged)."""
-    for name, constraint in rule.constraints.items():
-        captured = node.get_match(name + rule.suffix)
+    its constraint rule (an uncaptured one is not judged). ``matches()``
+    compiles the rule on every call, so verdicts that depend only on the
+    captured text are remembered for the file."""
+    for name, constraint, context_free in checks:
+        captured = node.get_match(name)
         if captured is None:
             continue
-        if not _node_matches(captured, constraint, rule.utils):
+        if context_free:
+            key = (id(constraint), captured.kind(), captured.text())
+            verdict = memo.get(key)
+            if verdict is None:
+                verdict = memo[key] = bool(captured.matches(**constraint))
+        else:
+            verdict = bool(captured.matches(**constraint))
+        if not verdict:
             return False
     return True
 
 
-def _node_matches(node: Any, rule: Mapping[str, Any], utils: Mapping[str, Any]) -> bool:
-    if not utils or not _uses_utils(rule):
-        return bool(node.matches(**rule))
-    # SgNode.matches() takes no utils; find() does and looks at the node first.
-    found = node.find({"rule": rule, "utils": dict(utils)})
-    return found is not None and _same_node(found, node)
-
-
-def _same_node(a: Any, b: Any) -> bool:
-    ra, rb = a.range(), b.range()
-    return (ra.start.index, ra.end.index, a.kind()) == (rb.start.index, rb.end.index, b.kind())
-
-
-def _uses_utils(value: Any) -> bool:
-    if isinstance(value, Mapping):
-        return "matches" in value or any(_uses_utils(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_uses_utils(v) for v in value)
-    return False
+def _inline_utils(rule: Any, utils: Mapping[str, Any]) -> Any:
+    """``{matches: u, ...}`` -> ``{all: [<u inlined>], ...}`` (the loader has
+    made sure every name is defined and ast-grep that none is cyclic)."""
+    if isinstance(rule, list):
+        return [_inline_utils(item, utils) for item in rule]
+    if not isinstance(rule, dict):
+        return rule
+    inlined = {key: _inline_utils(value, utils) for key, value in rule.items() if key != "matches"}
+    if isinstance(rule.get("matches"), str):
+        inlined["all"] = [*inlined.get("all", []), _inline_utils(utils[rule["matches"]], utils)]
+    return inlined
 
 
 def _render_message(rule: PatternRule, node: Any) -> str:
@@ -516,6 +545,7 @@ class _Loader:
             matching_utils={f"{code}_{name}": _rename(util, suffix, code) for name, util in utils.items()},
             file_matcher=_glob_matcher([g for g in files or () if not g.startswith("!")]),
             exclude_matcher=_glob_matcher([g[1:] for g in files or () if g.startswith("!")]),
+            constraint_checks=_constraint_checks(code, constraints, utils),
         )
         self._probe(pattern_rule.config(), lines, here)
         return pattern_rule

@@ -150,8 +150,8 @@ def _word(node: ast.expr) -> str | None:
 def _argv_of(node: ast.expr, shell: bool) -> Argv | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         # ["git", "status"] + extra: the leading words are still literal
-        head = _argv_of(node.left, shell)
-        return None if head is None else (*head, None)
+        leading = _argv_of(node.left, shell)
+        return None if leading is None else (*leading, None)
     if isinstance(node, (ast.List, ast.Tuple)):
         words: list[str | None] = []
         for element in node.elts:

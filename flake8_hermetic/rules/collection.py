@@ -152,7 +152,7 @@ def fold_int(left: int, op: ast.operator, right: int) -> int | None:
         if left == -1:
             return 1 if right % 2 == 0 else -1
         negative = left < 0 and right % 2 == 1
-        if _saturated(left) or _saturated(right) or right * (abs(left).bit_length() - 1) >= 64:
+        if _saturated(left) or _saturated(right):
             return -SATURATED if negative else SATURATED
         return _clamp(left**right)
     if isinstance(op, ast.LShift):
@@ -204,11 +204,12 @@ class SizeFolder:
     or allocated, and ints saturate instead of growing (``"x" * 10**100``
     costs a few comparisons)."""
 
-    __slots__ = ("ctx", "_memo", "names")
+    __slots__ = ("ctx", "_memo", "_cuts", "names")
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._memo: dict[int, Folded] = {}
+        self._cuts = 0  # folds abandoned at the depth limit so far
         #: import-time bindings of foldable values, per module/class scope
         self.names: dict[int, dict[str, int | Built]] = {}
 
@@ -233,9 +234,12 @@ class SizeFolder:
         if cached is not self:
             return cached  # type: ignore[return-value]
         if depth > FOLD_DEPTH:
-            return None  # not remembered: a shallower visit may still fold it
+            self._cuts += 1
+            return None
+        cuts = self._cuts
         result = self._fold(node, depth + 1)
-        self._memo[id(node)] = result
+        if cuts == self._cuts:  # a fold cut short is not the node's answer: its own visit may still fold it
+            self._memo[id(node)] = result
         return result
 
     def fold_int(self, node: ast.AST, depth: int) -> int | None:
@@ -694,8 +698,9 @@ PATH_TAKERS = frozenset(
 PATH_CLASSES = frozenset({"pathlib.Path", "pathlib.PosixPath", "pathlib.WindowsPath"})
 # Functions of os.path that only take the string apart: no file system, no working directory.
 LEXICAL = frozenset(
-    {"basename", "dirname", "split", "splitext", "splitdrive", "splitroot", "normcase", "normpath", "isabs", "commonprefix", "commonpath"}
+    {"join", "basename", "dirname", "split", "splitext", "splitdrive", "splitroot", "normcase", "normpath", "isabs", "commonprefix", "commonpath"}
 )
+PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join"})
 
 
 def _literal_head(node: ast.AST) -> str | None:
@@ -716,8 +721,10 @@ class RelativeRepoPathRule(Rule):
     A str literal (or f-string) that starts with one of the repository's
     top-level directories (`--hermetic-repo-dirs`) followed by `/`, or is
     the bare directory name, is reported when it is the first argument of
-    `Path()`, `open()`, a function of `os.path`, `glob.glob()`,
-    `os.listdir()`, `os.scandir()` or `os.walk()`. A leading `./` changes
+    `Path()`, `open()`, a function of `os.path` that touches the file
+    system (`exists`, `isfile`, `abspath` ...), `glob.glob()`,
+    `os.listdir()`, `os.scandir()` or `os.walk()`, directly or as the head
+    of an `os.path.join()` given to one of them. A leading `./` changes
     nothing.
 
     ## Why is this bad?
@@ -753,12 +760,14 @@ class RelativeRepoPathRule(Rule):
     ## Known problems
     A `Path` compared with something (`assert p == Path("src/a.py")`) is
     data, not a location, and is not reported; neither are the purely
-    lexical helpers (`os.path.basename`, `splitext`, `normpath` ...) nor
-    `PurePath`.
+    lexical helpers (`os.path.join`, `basename`, `splitext`, `normpath`
+    ...) on their own, nor `PurePath`: `os.path.join("lib", "python3")` is
+    often a fragment joined onto another root later. A joined path stored
+    in a variable and opened later is therefore not seen.
     """
 
     code = "HRM404"
-    message = "{path!r} resolves against the working directory, not the repository; anchor it at Path(__file__).resolve().parents[N]"
+    message = "{path} resolves against the working directory, not the repository; anchor it at Path(__file__).resolve().parents[N]"
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -782,15 +791,17 @@ class RelativeRepoPathRule(Rule):
         name = self.ctx.call_name(node)
         if name is None or not self._takes_path(name):
             return
-        text = _literal_head(node.args[0])
+        literal = node.args[0]
+        if isinstance(literal, ast.Call) and literal.args and self.ctx.call_name(literal) in PATH_JOINS:
+            # a joined fragment is only a location once it is opened: open(os.path.join("tests", "x"))
+            literal = literal.args[0]
+        text = _literal_head(literal)
         if text is None or not self._names_repo_dir(text):
             return
         if name in PATH_CLASSES and isinstance(self.ctx.parent, ast.Compare):
             return
-        yield dataclasses.replace(
-            self.report(node.args[0], path=ast.get_source_segment(self.ctx.source, node.args[0]) or text),
-            where=self.ctx.where_of(node),
-        )
+        shown = ast.get_source_segment(self.ctx.source, literal) or repr(text)
+        yield dataclasses.replace(self.report(literal, path=shown), where=self.ctx.where_of(node))
 
 
 # -- HRM405: a source-tree scan repeated on every worker -----------------------
@@ -807,8 +818,9 @@ class TreeScanWithoutGroupRule(Rule):
     `os.walk()`, `glob.glob(..., recursive=True)`) and calls
     `ast.parse()`, and no module-level `pytestmark` carries
     `pytest.mark.xdist_group`. It is reported once, at the first
-    `ast.parse()` call. `conftest.py` files are not judged (a `pytestmark`
-    there applies to nothing).
+    `ast.parse()` call. Only modules that define tests are judged: not
+    `conftest.py` (a `pytestmark` there applies to nothing), not a runner
+    script that happens to live in the test tree.
 
     ## Why is this bad?
     A scan of the whole source tree, parsed and usually cached at module
@@ -853,6 +865,7 @@ class TreeScanWithoutGroupRule(Rule):
         super().__init__(ctx)
         self.walks = False
         self.grouped = False
+        self.has_tests = False
         self.parse: Violation | None = None
         self.judged = os.path.basename(ctx.path) != "conftest.py"
 
@@ -869,6 +882,12 @@ class TreeScanWithoutGroupRule(Rule):
         elif name in GLOBS or name.endswith(".glob"):
             self.walks = self.walks or self._recursive_glob(node, name)
         return iter(())
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Violation]:
+        self.has_tests = self.has_tests or self.ctx.scope_of(node).is_test
+        return iter(())
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Attribute(self, node: ast.Attribute) -> Iterator[Violation]:
         if node.attr == "xdist_group" and self.ctx.resolve(node) == "pytest.mark.xdist_group":
@@ -900,5 +919,5 @@ class TreeScanWithoutGroupRule(Rule):
         return any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets)
 
     def finish(self) -> Iterator[Violation]:
-        if self.parse is not None and self.walks and not self.grouped:
+        if self.parse is not None and self.walks and self.has_tests and not self.grouped:
             yield self.parse

@@ -21,7 +21,11 @@ SKIP_EXCEPTIONS = frozenset({"unittest.SkipTest", "unittest.case.SkipTest", "Ski
 ALWAYS_SKIPPED = frozenset({"pytest.mark.skip", "unittest.skip"})
 EXPECTS_FAILURE = frozenset({"unittest.expectedFailure", "unittest.case.expectedFailure"})
 PROPERTY_TESTS = frozenset({"hypothesis.given"})
+WARNING_FILTERS = frozenset({"warnings.simplefilter", "warnings.filterwarnings"})
 SELF_NAMES = frozenset({"self", "cls"})
+# names a TestCase is passed around under, for ``test.fail(...)`` in a module-level helper
+TESTCASE_NAMES = SELF_NAMES | {"test", "testcase", "test_case", "tc", "case"}
+NO_RAISE_HELPER = re.compile(r"not_?raises?$", re.IGNORECASE)
 
 
 @dataclasses.dataclass
@@ -30,7 +34,27 @@ class FunctionFacts:
 
     name: str
     asserts: bool = False
+    #: functions and classes of this file it calls, by name
     callees: set[str] = dataclasses.field(default_factory=set)
+    #: called names that contain "test": helpers that run a test, asserting inside
+    test_helpers: set[str] = dataclasses.field(default_factory=set)
+    #: for a method, its class: a class asserts when one of its methods does
+    owner: FunctionFacts | None = None
+
+
+NO_RAISE_WORDS = frozenset({"crash", "crashes", "segfault", "segfaults", "hang", "hangs", "smoke"})
+NO_RAISE_PAIRS = frozenset(
+    {("not", "raise"), ("not", "raises"), ("doesnt", "raise"), ("no", "error"), ("no", "errors"), ("no", "exception"), ("no", "exceptions")}
+)
+
+
+def declares_no_raise(name: str) -> bool:
+    """Whether a test's name says its claim is "this does not raise"
+    (``test_no_crash_on_empty``, ``test_parse_does_not_raise``, ``testSpawnDoesntHang``)."""
+    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+    if NO_RAISE_WORDS.intersection(words):
+        return True
+    return any(pair in NO_RAISE_PAIRS for pair in zip(words, words[1:]))
 
 
 def _last_name(node: ast.AST) -> str:
@@ -53,6 +77,7 @@ class NoAssertionRule(Rule):
     nested functions included) can fail it on purpose: no `assert`, no
     `pytest.raises/warns/deprecated_call/fail`, no `self.assert*` or
     `self.fail*`, no mock `.assert_*()` call, no `raise AssertionError`, no
+    `warnings.simplefilter("error")` (every warning becomes a failure), no
     call of a function whose name contains `assert`, `check`, `verify` or
     `expect`, and no assertion method handed over as a callback
     (`d.addCallback(self.assertEqual, 1)`). A call of a helper defined in
@@ -91,17 +116,15 @@ class NoAssertionRule(Rule):
 
     ## Known problems
     A test whose only claim is "this does not raise" is reported unless
-    its name says so (`test_*no_crash*`, `*does_not_raise*`,
-    `*doesnt_raise*`, `*not_raise*`, `*no_error*`, `*no_exception*`,
-    `*smoke*`, `*crash*`); write the claim down, or give the test such a
-    name. A helper imported from another module is judged by its name
+    its name says so: the words `crash`, `segfault`, `hang`, `smoke`, or
+    `not raise`, `doesnt raise`, `no error`, `no exception`, in snake or
+    camel case (`test_no_crash_on_empty`, `test_load_does_not_raise`,
+    `testSpawnDoesntHang`). Write the claim down, or name the test for it. A helper imported from another module is judged by its name
     only.
     """
 
     code = "HRM501"
     message = "test {name}() asserts nothing, so it passes whatever the code does; assert something about the outcome"
-
-    NO_RAISE_NAME = re.compile(r"crash|not_?raise|doesnt_?raise|no_?(error|exception)|smoke", re.IGNORECASE)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -115,11 +138,15 @@ class NoAssertionRule(Rule):
         defaults = (*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None))
         if any("assert" in _last_name(default).lower() for default in defaults):
             self._mark_asserting()  # def check(v, test_fn=self.assertEqual) inside a test
-        facts = FunctionFacts(node.name)
+        enclosing = self.ctx.scope
+        owner = self.facts.get(id(enclosing.node)) if enclosing.kind == "class" else None
+        facts = FunctionFacts(node.name, owner=owner)
         self.facts[id(node)] = facts
         self.by_name.setdefault(node.name, []).append(facts)
         scope = self.ctx.scope_of(node)
-        if self.judged and scope.is_test and not self._exempt(node):
+        # a test def inside a function is never collected
+        collected = scope.is_test and all(s.kind != "function" for s in self.ctx.scopes)
+        if self.judged and collected and not self._exempt(node):
             for decorator in node.decorator_list:
                 # a decorator of this file may wrap the body in the real check (``@jump_test(1, 3, [3])``)
                 wrapper = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -131,8 +158,14 @@ class NoAssertionRule(Rule):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
+        facts = FunctionFacts(node.name)
+        self.facts[id(node)] = facts
+        self.by_name.setdefault(node.name, []).append(facts)
+        return iter(())
+
     def _exempt(self, node: FunctionNode) -> bool:
-        if self.NO_RAISE_NAME.search(node.name):
+        if declares_no_raise(node.name):
             return True
         for decorator in node.decorator_list:
             name = self.ctx.resolve(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
@@ -189,9 +222,20 @@ class NoAssertionRule(Rule):
             return iter(())
         func = node.func
         last = _last_name(func)
-        if ASSERTING_WORDS.search(last) or self.ctx.call_name(node) in ASSERTING_CALLS:
+        name = self.ctx.call_name(node)
+        if ASSERTING_WORDS.search(last) or NO_RAISE_HELPER.search(last) or name in ASSERTING_CALLS:
             self._mark_asserting()
             return iter(())
+        if name in WARNING_FILTERS and _turns_into_errors(node):
+            self._mark_asserting()  # any warning now fails the test
+            return iter(())
+        if last in ("exec", "eval") and node.args and isinstance(node.args[0], ast.Constant):
+            if "assert" in str(node.args[0].value):  # the test's code is in the string
+                self._mark_asserting()
+                return iter(())
+        if "test" in last.lower():
+            for facts in self._enclosing_facts():
+                facts.test_helpers.add(last)
         for argument in (*node.args, *(k.value for k in node.keywords)):
             # an assertion method handed over as a callback: d.addCallback(self.assertEqual, 1)
             if "assert" in _last_name(argument).lower():
@@ -199,7 +243,7 @@ class NoAssertionRule(Rule):
                 return iter(())
         if isinstance(func, ast.Attribute):
             receiver = func.value
-            if isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES and last.startswith("fail"):
+            if isinstance(receiver, ast.Name) and receiver.id in TESTCASE_NAMES and last.startswith("fail"):
                 self._mark_asserting()
             elif _is_super_call(receiver) and last.startswith("test"):
                 self._mark_asserting()  # the inherited test holds the assertion
@@ -219,16 +263,27 @@ class NoAssertionRule(Rule):
         for facts in self.facts.values():
             for callee in facts.callees:
                 callers.setdefault(callee, []).append(facts)
+        for facts in self.facts.values():
+            # a test helper of another module (``self._test_encoding()``, ``enum._test_simple_enum()``)
+            if any(name not in self.by_name for name in facts.test_helpers):
+                facts.asserts = True
         pending = [facts for facts in self.facts.values() if facts.asserts]
         while pending:
             helper = pending.pop()
-            for caller in callers.get(helper.name, ()):
+            related = [*callers.get(helper.name, ()), *([helper.owner] if helper.owner else [])]
+            for caller in related:
                 if not caller.asserts:
                     caller.asserts = True
                     pending.append(caller)
         for facts, violation in self.tests:
             if not facts.asserts:
                 yield violation
+
+
+def _turns_into_errors(call: ast.Call) -> bool:
+    """``warnings.simplefilter("error", ...)``: the test asserts that no warning is emitted."""
+    action = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "action"), None)
+    return isinstance(action, ast.Constant) and action.value == "error"
 
 
 def _is_super_call(node: ast.AST) -> bool:
@@ -248,6 +303,7 @@ CONTROL_FLOW: dict[type[ast.AST], str] = {
 if hasattr(ast, "TryStar"):  # Python 3.11+
     CONTROL_FLOW[ast.TryStar] = "try"
 CONTROL_FLOW_TYPES = tuple(CONTROL_FLOW)
+TRY_TYPES = tuple(kind for kind, word in CONTROL_FLOW.items() if word == "try")
 
 
 class ControlFlowInTestRule(Rule):
@@ -304,6 +360,10 @@ class ControlFlowInTestRule(Rule):
             return
         if isinstance(node, ast.If) and not node.orelse and all(self._skips(stmt) for stmt in node.body):
             return
+        if isinstance(node, TRY_TYPES) and not node.handlers:  # type: ignore[attr-defined]
+            return  # try/finally only guarantees cleanup (the fix HRM101/HRM113 ask for); it does not branch
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _runs_subtests(node):
+            return
         yield self.report(node, kind=CONTROL_FLOW[type(node)])
 
     def _skips(self, stmt: ast.stmt) -> bool:
@@ -320,6 +380,19 @@ class ControlFlowInTestRule(Rule):
     visit_If = visit_For = visit_AsyncFor = visit_While = visit_Try = visit_Match = _check
     if hasattr(ast, "TryStar"):
         visit_TryStar = _check
+
+
+def _runs_subtests(loop: ast.For | ast.AsyncFor) -> bool:
+    """``for x in cases: with self.subTest(x=x): ...``: every case is reported on its own."""
+    if len(loop.body) != 1 or not isinstance(loop.body[0], (ast.With, ast.AsyncWith)):
+        return False
+    for item in loop.body[0].items:
+        call = item.context_expr
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            receiver = _last_name(call.func.value)
+            if call.func.attr == "subTest" or (call.func.attr == "test" and receiver == "subtests"):
+                return True
+    return False
 
 
 # -- HRM503: parametrize rows without ids ----------------------------------------
@@ -339,11 +412,13 @@ class UnnamedParametrizeRowRule(Rule):
 
     ## Why is this bad?
     Without an id pytest names each case after its values (`test_x[1-2]`,
-    `test_x[payload0]`, or the whole repr of a long string). When a row is
-    added, removed or reordered the generated ids shift, so a failure
+    the whole of a long string) or, for any other object, after the
+    argument name and the row's position (`test_x[payload0]`). Positional
+    ids shift when a row is added, removed or reordered, so a failure
     report, a `-k` selection, a baseline entry or a CI history no longer
-    points at the same case. A readable id also says what the case is
-    for, which the raw values rarely do.
+    points at the same case; value ids change whenever the data does. A
+    readable id also says what the case is for, which raw values rarely
+    do.
 
     ## Example
     ```python
@@ -367,7 +442,7 @@ class UnnamedParametrizeRowRule(Rule):
     """
 
     code = "HRM503"
-    message = "parametrize row without an id: its test id is made from the values and shifts with them; use pytest.param(..., id=...)"
+    message = "parametrize row without an id: pytest names the case from its values or its position; use pytest.param(..., id=...)"
     default_on = False
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
@@ -414,12 +489,12 @@ def in_test_tree(module: str, level: int) -> bool:
 
     A relative import stays inside the test package; so does a module path
     with a ``tests``/``test``/``testing`` part, a ``test_*``/``*_test``
-    module or a ``conftest``.
+    module, a ``conftest``, or a private test-support module (``_testcapi``).
     """
     if level > 0:
         return True
     return any(
-        part in TEST_TREE_PARTS or part.startswith("test_") or part.endswith("_test")
+        part in TEST_TREE_PARTS or part.startswith(("test_", "_test")) or part.endswith("_test")
         for part in module.split(".")
     )
 
@@ -432,9 +507,12 @@ class PrivateImportRule(Rule):
     name that starts with one underscore (not a dunder, not `_` itself).
     Imports from the test tree are the suite's own helpers and are not
     reported: relative imports, and modules with a `tests`, `test` or
-    `testing` part, a `test_*` or `*_test` part, or `conftest`
-    (`from tests.helpers import _make_repo`). `import pkg._impl` binds a
-    module, not a name, and is not judged.
+    `testing` part, a `test_*`, `*_test` or `_test*` part, or `conftest`
+    (`from tests.helpers import _make_repo`, `from _testcapi import ...`).
+    A private name that mentions tests (`_cleanup_tests`,
+    `_test_simple_enum`) is a hook the code offers its own tests and is not
+    reported either. `import pkg._impl` binds a module, not a name, and is
+    not judged.
 
     ## Why is this bad?
     An underscore is the author's statement that the name may change
@@ -474,7 +552,8 @@ class PrivateImportRule(Rule):
             return
         for alias in node.names:
             name = alias.name
-            if name.startswith("_") and not name.startswith("__") and name != "_":
+            # a private name about tests (``_cleanup_tests``) is a hook the code offers its tests
+            if name.startswith("_") and not name.startswith("__") and name != "_" and "test" not in name.lower():
                 at = alias if hasattr(alias, "lineno") else node
                 yield self.report(at, name=name, module=module)
 
@@ -543,7 +622,7 @@ class BareMockReplacementRule(Rule):
         for value in self._replacements(node):
             name = self._bare_mock(value)
             if name is not None:
-                yield dataclasses.replace(self.report(value, name=name), where=self.ctx.where_of(value))
+                yield dataclasses.replace(self.report(value, name=name), where=self.ctx.where_of(node))
 
     def _replacements(self, node: ast.Call) -> list[ast.expr]:
         func = node.func

@@ -1,0 +1,239 @@
+"""The HRM5xx family where an annotated fixture cannot show it: which rules
+run by default, where a finding belongs (the baseline's key), the test-tree
+and "does not raise" decisions as units, and arbitrary source."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import hypothesmith
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+
+from flake8_hermetic.engine import Engine
+from flake8_hermetic.registry import all_rules
+from flake8_hermetic.rules.design import declares_no_raise, in_test_tree
+from flake8_hermetic.settings import Settings
+from tests.helpers import codes_by_line, flake8, write_tree
+
+FAMILIES = tuple(code for code in all_rules() if code.startswith(("HRM4", "HRM5")))
+OFF_BY_DEFAULT = ("HRM405", "HRM502", "HRM503", "HRM504", "HRM505")
+
+
+def findings(source: str, codes: tuple[str, ...] = FAMILIES, path: str = "test_x.py") -> list[tuple[str, int, str]]:
+    rules = [rule for code, rule in all_rules().items() if code in codes]
+    source = textwrap.dedent(source)
+    found = Engine(rules).lint(ast.parse(source), source.splitlines(True), path, Settings())
+    return sorted((v.code, v.line, v.where) for v in found)
+
+
+# -- default on / off, through real flake8 -------------------------------------------
+
+EVERY_HAZARD = """\
+    import ast
+    from pathlib import Path
+    from unittest import mock
+
+    import pytest
+    from mypkg.parser import _tokenize
+
+
+    @pytest.mark.parametrize("raw", ["1"])
+    def test_parse(raw):
+        with mock.patch("mypkg.parser.load", mock.MagicMock()):
+            for path in Path(__file__).parent.rglob("*.py"):
+                assert ast.parse(path.read_text()) and _tokenize(raw)
+
+
+    def test_runs_only():
+        _tokenize("x")
+    """
+
+
+def test_off_by_default_rules_run_only_when_selected(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"test_everything.py": EVERY_HAZARD})
+    plain = flake8(["--isolated", "--hermetic-no-baseline", "test_everything.py"], cwd=tmp_path)
+    selected = flake8(
+        ["--isolated", "--hermetic-no-baseline", f"--extend-select={','.join(OFF_BY_DEFAULT)}", "test_everything.py"],
+        cwd=tmp_path,
+    )
+    assert plain.returncode == 1, plain.stderr
+    assert hermetic_codes(plain.stdout) == [(16, "HRM501")]
+    assert hermetic_codes(selected.stdout) == [
+        (6, "HRM504"),
+        (9, "HRM503"),
+        (11, "HRM505"),
+        (12, "HRM502"),
+        (13, "HRM405"),
+        (16, "HRM501"),
+    ]
+
+
+def hermetic_codes(output: str) -> list[tuple[int, str]]:
+    """The pack's findings; other installed plugins report on the same file."""
+    return [(line, code) for _, line, code in codes_by_line(output) if code.startswith("HRM")]
+
+
+@pytest.mark.parametrize(("code", "on"), [pytest.param(code, code not in OFF_BY_DEFAULT, id=code) for code in FAMILIES])
+def test_default_state_matches_the_contract(code: str, on: bool) -> None:
+    assert all_rules()[code].default_on is on
+
+
+# -- where a finding belongs ----------------------------------------------------------
+
+def test_findings_belong_to_the_test_they_describe() -> None:
+    source = """\
+        import pytest
+        from unittest import mock
+
+
+        class TestParse:
+            @pytest.mark.parametrize("raw", ["1"])
+            @mock.patch("app.load", mock.Mock())
+            def test_rows(self, raw):
+                if raw:
+                    print(raw)
+
+            class TestInner:
+                def test_inner(self):
+                    print(1)
+
+
+        def test_module_level():
+            print(2)
+        """
+    assert findings(source) == [
+        ("HRM501", 8, "TestParse::test_rows"),
+        ("HRM501", 13, "TestParse::TestInner::test_inner"),
+        ("HRM501", 17, "test_module_level"),
+        ("HRM502", 9, "TestParse::test_rows"),
+        ("HRM503", 6, "TestParse::test_rows"),
+        ("HRM505", 7, "TestParse::test_rows"),
+    ]
+
+
+# -- HRM501 decisions -------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("name", "declared"),
+    [
+        pytest.param("test_no_crash_on_empty_input", True, id="no-crash"),
+        pytest.param("test_load_does_not_raise", True, id="does-not-raise"),
+        pytest.param("testSpawnDoesntHang", True, id="camel-case"),
+        pytest.param("test_bpo31113_segfault", True, id="segfault"),
+        pytest.param("test_smoke", True, id="smoke"),
+        pytest.param("test_no_errors_logged", True, id="no-errors"),
+        pytest.param("test_change_mode", False, id="hang-inside-a-word"),
+        pytest.param("test_smokey_flavour", False, id="smoke-inside-a-word"),
+        pytest.param("test_errors", False, id="errors-alone"),
+        pytest.param("test_crashers", False, id="crash-inside-a-word"),
+    ],
+)
+def test_a_name_can_declare_the_no_raise_claim(name: str, declared: bool) -> None:
+    assert declares_no_raise(name) is declared
+
+
+def test_a_helper_is_followed_through_other_helpers_and_classes() -> None:
+    source = """\
+        import unittest
+
+
+        class Recorder:
+            def __exit__(self, *exc):
+                self.case.assertEqual(self.seen, self.expected)
+
+
+        def outer(value):
+            middle(value)
+
+
+        def middle(value):
+            inner(value)
+
+
+        def inner(value):
+            assert value
+
+
+        def unrelated(value):
+            return value
+
+
+        def test_through_three_helpers():
+            outer(1)
+
+
+        def test_through_a_class():
+            with Recorder():
+                pass
+
+
+        def test_through_a_helper_that_asserts_nothing():
+            unrelated(1)
+
+
+        class Case(unittest.TestCase):
+            def test_an_imported_test_helper(self):
+                self._test_round_trip(1)
+        """
+    assert findings(source, ("HRM501",)) == [("HRM501", 34, "test_through_a_helper_that_asserts_nothing")]
+
+
+def test_a_test_defined_inside_a_function_is_not_collected() -> None:
+    source = """\
+        def test_outer():
+            class TestLocal:
+                def test_local(self):
+                    return 1
+
+            assert TestLocal().test_local() == 1
+        """
+    assert findings(source, ("HRM501",)) == []
+
+
+def test_conftest_holds_no_tests() -> None:
+    assert findings("def test_helper():\n    print(1)\n", ("HRM501",), path="conftest.py") == []
+
+
+# -- HRM504: the test tree -----------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("module", "level", "inside"),
+    [
+        pytest.param("tests.helpers", 0, True, id="tests-package"),
+        pytest.param("pkg.tests.support", 0, True, id="nested-tests-package"),
+        pytest.param("test.support", 0, True, id="cpython-test-package"),
+        pytest.param("testing.fakes", 0, True, id="testing-package"),
+        pytest.param("conftest", 0, True, id="conftest"),
+        pytest.param("test_utils", 0, True, id="test-module"),
+        pytest.param("helpers_test", 0, True, id="module-test-suffix"),
+        pytest.param("_testcapi", 0, True, id="private-test-support-module"),
+        pytest.param("", 1, True, id="relative-package"),
+        pytest.param("helpers", 2, True, id="relative-module"),
+        pytest.param("mypkg.parser", 0, False, id="code-under-test"),
+        pytest.param("mypkg._impl", 0, False, id="private-module-of-the-code"),
+        pytest.param("contest.entries", 0, False, id="similar-word"),
+        pytest.param("attestation", 0, False, id="test-inside-a-word"),
+    ],
+)
+def test_what_counts_as_the_test_tree(module: str, level: int, inside: bool) -> None:
+    assert in_test_tree(module, level) is inside
+
+
+# -- arbitrary source -------------------------------------------------------------------
+
+def parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(source=hypothesmith.from_grammar())
+def test_any_module_that_parses_lints_without_error(source: str) -> None:
+    assume(parses(source))
+    assert isinstance(findings(source), list)
