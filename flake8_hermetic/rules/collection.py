@@ -152,7 +152,7 @@ def fold_int(left: int, op: ast.operator, right: int) -> int | None:
         if left == -1:
             return 1 if right % 2 == 0 else -1
         negative = left < 0 and right % 2 == 1
-        if _saturated(left) or _saturated(right):
+        if _saturated(left) or _saturated(right) or right * (abs(left).bit_length() - 1) >= 64:
             return -SATURATED if negative else SATURATED
         return _clamp(left**right)
     if isinstance(op, ast.LShift):
