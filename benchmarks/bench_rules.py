@@ -93,7 +93,7 @@ def load_corpus(root: str) -> tuple[list[SourceFile], int]:
             with tokenize.open(path) as handle:  # honours the coding cookie, as flake8 does
                 lines = handle.readlines()
             tree = ast.parse("".join(lines), filename=path)
-        except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
+        except (SyntaxError, ValueError, OSError):  # UnicodeDecodeError is a ValueError
             skipped += 1
             continue
         files.append(SourceFile(path, tree, lines))

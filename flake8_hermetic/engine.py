@@ -403,6 +403,11 @@ class Engine:
                     resolver.bind(node)  # type: ignore[arg-type]
                     names.clear()
                 continue
+            if node_type is ast.Assign and len(ctx.scopes) > 1:
+                # `environ = {}` in a function: later uses are that local, not os.environ
+                for target in node.targets:  # type: ignore[attr-defined]
+                    if type(target) is ast.Name and resolver.shadow(target.id):
+                        names.clear()
             # The children in ast.iter_child_nodes order, without the skipped leaves.
             children = []
             for field in node._fields:
@@ -442,3 +447,10 @@ class Engine:
         ctx._where_stack.append(where)
         ctx.where = where
         ctx.resolver.push()
+        if scope.kind == "function":
+            arguments = node.args  # type: ignore[attr-defined]
+            for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                             arguments.vararg, arguments.kwarg):
+                if argument is not None:
+                    ctx.resolver.shadow(argument.arg)
+            ctx._names.clear()

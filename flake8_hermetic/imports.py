@@ -75,8 +75,16 @@ class ImportResolver:
         for frame in reversed(self._frames):
             target = frame.get(name)
             if target is not None:
-                return target
+                return target  # "" for a local that shadows an import
         return None
+
+    def shadow(self, name: str) -> bool:
+        """Make ``name`` a local of the innermost frame if it hid an import
+        (a parameter or assignment named like one); True if it did."""
+        if len(self._frames) > 1 and self.lookup(name):
+            self._frames[-1][name] = ""
+            return True
+        return False
 
     def resolve(self, node: ast.AST) -> str | None:
         """The canonical dotted name of ``node``, or None if it has none.
@@ -93,7 +101,10 @@ class ImportResolver:
                 parts.append("()")
                 node = node.func
             elif isinstance(node, ast.Name):
-                head = self.lookup(node.id) or node.id
+                target = self.lookup(node.id)
+                if target == "":
+                    return None  # a local variable: not guessed at
+                head = target or node.id
                 break
             else:
                 return None

@@ -290,7 +290,7 @@ def _constraints_hold(node: Any, checks: ConstraintChecks, memo: dict[tuple[int,
         if captured is None:
             continue
         if context_free:
-            key = (id(constraint), captured.kind(), '')
+            key = (id(constraint), captured.kind(), captured.text())
             verdict = memo.get(key)
             if verdict is None:
                 verdict = memo[key] = bool(captured.matches(**constraint))

@@ -236,3 +236,25 @@ def test_statement_siblings() -> None:
     assert found is not None
     stmt, siblings, index = found
     assert stmt is func.body[0] and siblings is func.body and index == 0  # type: ignore[attr-defined]
+
+
+def test_locals_that_shadow_an_import_are_not_resolved_through_it() -> None:
+    seen = record(
+        """
+        from os import environ
+        import subprocess
+
+        def test_param(subprocess):
+            subprocess.run()
+
+        def test_assigned():
+            environ = {}
+            environ.update()
+
+        def test_untouched():
+            environ.clear()
+        """
+    )
+    assert "subprocess.run" not in seen and "None" in seen  # the parameter, not the module
+    assert "environ.update" not in seen and "os.environ.update" not in seen  # the local dict
+    assert "os.environ.clear" in seen  # the import, in a function that did not rebind it

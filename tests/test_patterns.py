@@ -127,10 +127,10 @@ def test_scope_what_and_column_agree_with_a_builtin_rule(project: Path) -> None:
     builtin = {line: row for (line, code), row in rows.items() if code == "HRM105"}
     pattern = {line: row for (line, code), row in rows.items() if code == "HRM805"}
     assert pattern == builtin
-    assert len(pattern) == 12
+    assert len(pattern) == 13
     assert {where for _, where, _ in pattern.values()} == {
         "", "test_top", "TestOuter", "TestOuter::test_method", "TestOuter::TestInner::test_deep",
-        "TestOuter::chdir_home", "TestDecoratedFirst", "test_one_liner",
+        "TestOuter::chdir_home", "TestDecoratedFirst", "TestConditional::test_in_if", "test_one_liner",
     }
     multi_line = line_of(project / "tests" / "test_scopes.py", "os.chdir(  #")
     assert pattern[multi_line][2] == 'os.chdir( "multi" "line", )'
@@ -147,7 +147,7 @@ def test_select_and_ignore_decide_pattern_codes(project: Path) -> None:
         cwd=project,
     )
     codes = Counter(code for _, _, code in codes_by_line(ignored.stdout) if code.startswith(("HRM8", "HRM9")))
-    assert codes == {"HRM801": 5, "HRM803": 2, "HRM804": 2, "HRM805": 12, "HRM900": 1}  # noqa'd HRM801 counts
+    assert codes == {"HRM801": 5, "HRM803": 2, "HRM804": 2, "HRM805": 13, "HRM900": 1}  # noqa'd HRM801 counts
     assert "tests/test_config.py:1:1: HRM900 " in ignored.stdout
     unselected = flake8(["--select=HRM105,HRM900", "--hermetic-baseline=select-baseline.txt", "src", "tests"],
                         cwd=project)
@@ -288,6 +288,9 @@ def test_one_pass_finds_what_each_colliding_rule_finds_alone() -> None:
     assert codes_on(found, 6) == {"HRM811", "HRM813", "HRM819"}  # g(x1, x1): HRM811's $A must not leak
     assert codes_on(found, 9) == {"HRM815", "HRM816", "HRM819"}  # two utils named "inner"
     assert "HRM817" not in {code for code, _, _ in found}  # a literal "$" never matches, alone or combined
+    last = len(source.splitlines())
+    assert "HRM821" not in codes_on(found, last - 3)  # k(x3) at module level: the constraint reads the ancestors
+    assert "HRM821" in codes_on(found, last)  # the same text inside a function
 
 
 STDLIB_TESTS = sorted((Path(sysconfig.get_paths()["stdlib"]) / "test").glob("test_*.py"))[:40]
