@@ -57,13 +57,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _shown(path: str) -> str:
     """A path as the user would type it: relative when under the CWD."""
-    relative = os.path.relpath(path)
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
     return path if relative.startswith("..") else relative
-
-
-def _print_lines(lines: Sequence[str], stream: object = None) -> None:
-    for line in lines:
-        print(line, file=stream or sys.stdout)  # type: ignore[arg-type]
 
 
 # -- the project's own rules ----------------------------------------------------
@@ -278,7 +276,7 @@ def command_rules(args: argparse.Namespace) -> int:
     extra = [f"| {code} | {summary} | on |" for code, (summary, _) in sorted(project_rules(settings).items())]
     stale_row = next((i for i, row in enumerate(rows) if row.startswith(f"| {STALE_CODE} ")), len(rows))
     rows[stale_row:stale_row] = extra
-    _print_lines(rows)
+    print("\n".join(rows))
     return 0
 
 

@@ -23,9 +23,11 @@ therefore::
 
 Every rule's metavariables and utils are renamed apart (``$X`` of HRM801
 becomes ``$X_HRM801``), the tag a rule captures says it matched, and each
-rule's constraints are checked here on the nodes its metavariables captured.
-The result equals running every rule on its own (tests/test_patterns.py
-compares the two on CPython's test suite).
+rule's constraints are checked here on the nodes its metavariables captured
+(a verdict that depends on the captured text alone is remembered for the
+file). The result equals running every rule on its own
+(tests/test_patterns.py compares the two on CPython's test suite and on
+generated modules); a single rule runs as written.
 
 ast-grep-py and PyYAML come with the ``patterns`` extra; they are imported
 only when a rules file is configured.
@@ -95,8 +97,6 @@ class PatternRule:
     file_matcher: GlobMatcher | None = field(default=None, repr=False, compare=False)
     exclude_matcher: GlobMatcher | None = field(default=None, repr=False, compare=False)
     constraint_checks: ConstraintChecks = field(default=(), repr=False, compare=False)
-
-    default_on = True
 
     @property
     def tag(self) -> str:

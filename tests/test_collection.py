@@ -5,6 +5,8 @@ module-wide verdict of HRM405 on quiet trees, and hostile inputs."""
 from __future__ import annotations
 
 import ast
+import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -14,9 +16,17 @@ from flake8_hermetic.engine import Context, Engine
 from flake8_hermetic.registry import all_rules
 from flake8_hermetic.rules.collection import SATURATED, Built, SizeFolder, fold_int, human_size
 from flake8_hermetic.settings import Settings
-from tests.helpers import codes_by_line, flake8, write_tree
+from tests.helpers import REPO, codes_by_line, flake8, run, write_tree
+from tests.helpers import child_env as base_env
 
 MIB = 1024 * 1024
+
+
+def child_env(home: Path, repo: Path) -> dict[str, str]:
+    """The helpers' hermetic environment, with this checkout importable."""
+    env = base_env(home)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), env.get("PYTHONPATH", "")]))
+    return env
 
 
 def folded(expression: str, prelude: str = "") -> int | Built | None:
@@ -73,19 +83,28 @@ def test_size_folds_without_evaluating(expression: str, size: int) -> None:
     assert size_of(expression, prelude) == size
 
 
-@pytest.mark.parametrize(
-    "expression",
-    [
-        pytest.param('"x" * 10**100', id="huge-power"),
-        pytest.param('b"x" * 10**10**10', id="tower"),
-        pytest.param('"x" * (1 << 10**9)', id="huge-shift"),
-        pytest.param("bytes(2**64)", id="just-past-the-cap"),
-        pytest.param("list(range(10**100))", id="huge-range"),
-        pytest.param('b"x" * (10**100 * 10**100)', id="product-of-huge"),
-    ],
-)
-def test_hostile_sizes_saturate_instead_of_growing(expression: str) -> None:
-    assert size_of(expression) == SATURATED
+HOSTILE_SIZES = [
+    '"x" * 10**100',
+    'b"x" * 10**10**10',
+    '"x" * (1 << 10**9)',
+    "bytes(2**64)",
+    "list(range(10**100))",
+    'b"x" * (10**100 * 10**100)',
+    'b"x" * (-(10**10**10)) * -1',
+]
+
+
+def test_hostile_sizes_saturate_instead_of_growing(tmp_path: Path) -> None:
+    # In a child with a timeout: an implementation that computes these hangs instead of failing.
+    script = (
+        "import sys\n"
+        "from tests.test_collection import HOSTILE_SIZES, size_of\n"
+        "for expression in HOSTILE_SIZES:\n"
+        "    print(size_of(expression))\n"
+    )
+    result = run([sys.executable, "-c", script], cwd=tmp_path, env=child_env(tmp_path, REPO), timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(SATURATED)] * (len(HOSTILE_SIZES) - 1) + ["0"]
 
 
 @pytest.mark.parametrize(
@@ -140,9 +159,9 @@ def test_sizes_read_as_people_write_them(size: int, text: str) -> None:
     assert human_size(size) == text
 
 
-def lint(source: str, codes: tuple[str, ...], path: str = "test_x.py", **settings: object) -> list[tuple[int, str]]:
+def lint(source: str, codes: tuple[str, ...]) -> list[tuple[int, str]]:
     rules = [rule for code, rule in all_rules().items() if code in codes]
-    found = Engine(rules).lint(ast.parse(source), source.splitlines(True), path, Settings(**settings))  # type: ignore[arg-type]
+    found = Engine(rules).lint(ast.parse(source), source.splitlines(True), "test_x.py", Settings())
     return sorted((v.line, v.where) for v in found)
 
 
@@ -237,7 +256,9 @@ def test_tree_scan_verdict_on_a_real_tree(tmp_path: Path) -> None:
         tmp_path,
         {
             "test_flagged.py": scanning(""),
-            "test_grouped.py": scanning('import pytest\npytestmark = pytest.mark.xdist_group(name="tree_scan_grouped")'),
+            "test_grouped.py": scanning(
+                'import pytest\npytestmark = pytest.mark.xdist_group(name="tree_scan_grouped")'
+            ),
             "test_grouped_list.py": scanning(
                 "from pytest import mark\npytestmark = [mark.slow, mark.xdist_group(name=\"tree_scan_list\")]"
             ),

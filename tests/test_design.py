@@ -5,6 +5,7 @@ and "does not raise" decisions as units, and arbitrary source."""
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.registry import all_rules
-from flake8_hermetic.rules.design import declares_no_raise, in_test_tree
+from flake8_hermetic.rules.design import declares_no_raise, in_test_tree, runs_a_test
 from flake8_hermetic.settings import Settings
 from tests.helpers import codes_by_line, flake8, write_tree
 
@@ -135,6 +136,21 @@ def test_a_name_can_declare_the_no_raise_claim(name: str, declared: bool) -> Non
     assert declares_no_raise(name) is declared
 
 
+@pytest.mark.parametrize(
+    ("name", "runs"),
+    [
+        pytest.param("_test_simple_enum", True, id="private-test-helper"),
+        pytest.param("runTest", True, id="camel-case"),
+        pytest.param("run_unittest", True, id="unittest"),
+        pytest.param("testmod", True, id="doctest-testmod"),
+        pytest.param("get_latest", False, id="test-inside-a-word"),
+        pytest.param("contest_entries", False, id="test-ending-a-word"),
+    ],
+)
+def test_a_name_can_say_it_runs_a_test(name: str, runs: bool) -> None:
+    assert runs_a_test(name) is runs
+
+
 def test_a_helper_is_followed_through_other_helpers_and_classes() -> None:
     source = """\
         import unittest
@@ -222,7 +238,44 @@ def test_what_counts_as_the_test_tree(module: str, level: int, inside: bool) -> 
     assert in_test_tree(module, level) is inside
 
 
-# -- arbitrary source -------------------------------------------------------------------
+# -- newer syntax and arbitrary source ------------------------------------------------
+
+NEW_SYNTAX = [
+    pytest.param(
+        (3, 11),
+        """
+        def test_groups():
+            try:
+                run()
+            except* ValueError:
+                pass
+        """,
+        ["HRM501", "HRM502"],
+        id="except-star",
+    ),
+    pytest.param(
+        (3, 12),
+        """
+        import pytest
+
+        type Rows[T] = list[T]
+
+        @pytest.mark.parametrize("v", [b"x" * 10**8])
+        def test_generic[T](v: T) -> None:
+            assert f"{f"{v!r:>{10}}"}"
+        """,
+        ["HRM401", "HRM503"],
+        id="type-params-and-nested-f-strings",
+    ),
+]
+
+
+@pytest.mark.parametrize(("version", "source", "codes"), NEW_SYNTAX)
+def test_newer_syntax_lints_without_error(version: tuple[int, int], source: str, codes: list[str]) -> None:
+    if sys.version_info < version:
+        pytest.skip(f"needs Python {version[0]}.{version[1]}")
+    assert [code for code, _, _ in findings(source)] == codes
+
 
 def parses(source: str) -> bool:
     try:

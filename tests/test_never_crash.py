@@ -276,7 +276,8 @@ PLACEMENTS = (
     "def test_b():\n    for i in range(3):\n        {call}\n    while True:\n        {call}\n        break\n",
     "async def test_c():\n    await {call}\n    t = {call}\n    await t\n",
     "@pytest.fixture\ndef fx(request):\n    d = {call}\n    yield d\n    {call}\n",
-    "def test_d():\n    with {call} as d:\n        pass\n    try:\n        p = {call}\n    finally:\n        p.kill()\n",
+    "def test_d():\n    with {call} as d:\n        pass\n"
+    "    try:\n        p = {call}\n    finally:\n        p.kill()\n",
     "class TestE(unittest.TestCase):\n    def setUp(self):\n        self.d = {call}\n"
     "    def tearDown(self):\n        {call}\n    def test_e(self):\n        assert {call}\n",
     "class TestF:\n    q = {call}\n    def test_f(self, pid={call}):\n        pid = {call}\n",

@@ -18,13 +18,17 @@ import tokenize
 from collections import Counter
 from pathlib import Path
 
+import hypothesmith
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
 
 from flake8_hermetic.checker import CONTEXT_SEPARATOR
+from flake8_hermetic.engine import what_text
 from flake8_hermetic.patterns import EXTRA_HINT, load_pattern_rules
 from tests.helpers import FIXTURES, codes_by_line, flake8, hermetic, run
 
 PATTERNS = FIXTURES / "patterns"
+DOC = FIXTURES.parents[1] / "docs" / "pattern-rules.md"
 PROJECT = PATTERNS / "project"
 MARKER = re.compile(r"#\s*((?:HRM8\d\d\s*)+)$")
 RULES_NAME = "hermetic-rules.yml"
@@ -41,7 +45,7 @@ def make_project(root: Path) -> Path:
 
 
 def marked_lines() -> list[tuple[str, int, str]]:
-    expected = []
+    expected: list[tuple[str, int, str]] = []
     for path in sorted([*PROJECT.glob("src/app/*.py"), *PROJECT.glob("tests/*.py")]):
         relative = path.relative_to(PROJECT).as_posix()
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -303,6 +307,51 @@ def test_one_pass_equals_each_rule_alone_on_the_stdlib_tests(path: Path, rules_n
     with tokenize.open(path) as handle:
         source = handle.read()
     assert one_pass(source, PATTERNS / rules_name) == each_rule_alone(source, PATTERNS / rules_name)
+
+
+def parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(source=hypothesmith.from_grammar())
+def test_any_module_that_parses_lints_and_agrees_with_each_rule_alone(source: str) -> None:
+    assume(parses(source))
+    rules_path = PATTERNS / "overlap.yml"
+    assert one_pass(source, rules_path) == each_rule_alone(source, rules_path)
+    rule_set = load_pattern_rules(str(rules_path))
+    lines = source.split("\n")
+    found = rule_set.lint(ast.parse(source), source, rule_set.rules)
+    widths = [len(lines[v.line - 1].encode("utf-8", "surrogatepass")) for v in found]
+    assert all(0 <= v.col <= width for v, width in zip(found, widths))
+    assert all(isinstance(what_text(source, v.node), str) for v in found)
+
+
+def doc_examples() -> list[tuple[str, str, str]]:
+    """(rules YAML, flagged code, fixed code) of each worked example in the doc."""
+    sections = re.split(r"^### (?=\d)", DOC.read_text(encoding="utf-8"), flags=re.M)[1:]
+    blocks = [re.findall(r"```(yaml|python)\n(.*?)```", section, flags=re.S) for section in sections]
+    return [(b[0][1], b[1][1], b[2][1]) for b in blocks]
+
+
+@pytest.mark.parametrize(
+    ("index", "flagged_count"),
+    [pytest.param(0, 2, id="config-loader"), pytest.param(1, 1, id="spawn-pin"), pytest.param(2, 1, id="liveness")],
+)
+def test_doc_examples_flag_the_hazard_and_pass_the_fix(tmp_path: Path, index: int, flagged_count: int) -> None:
+    examples = doc_examples()
+    assert len(examples) == 3
+    rules_yaml, flagged, fixed = examples[index]
+    rules = tmp_path / "rules.yml"
+    rules.write_text(rules_yaml, encoding="utf-8")
+    rule_set = load_pattern_rules(str(rules))
+    assert len(rule_set.search(flagged, rule_set.rules)) == flagged_count
+    assert rule_set.search(fixed, rule_set.rules) == []
 
 
 def test_rules_file_is_read_once_per_version(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from flake8_hermetic.registry import Rule, Violation
 
 ASSERTING_CALLS = frozenset({"pytest.raises", "pytest.warns", "pytest.deprecated_call", "pytest.fail"})
 ASSERTING_WORDS = re.compile(r"assert|check|verify|expect", re.IGNORECASE)
-SKIP_CALLS = frozenset({"pytest.skip", "pytest.xfail", "pytest.importorskip"})
+SKIP_CALLS = frozenset({"pytest.skip", "pytest.xfail"})
 SKIP_EXCEPTIONS = frozenset({"unittest.SkipTest", "unittest.case.SkipTest", "SkipTest", "pytest.skip.Exception"})
 # decorators after which the body's outcome is judged by the decorator, or never runs
 ALWAYS_SKIPPED = frozenset({"pytest.mark.skip", "unittest.skip"})
@@ -26,6 +26,10 @@ SELF_NAMES = frozenset({"self", "cls"})
 # names a TestCase is passed around under, for ``test.fail(...)`` in a module-level helper
 TESTCASE_NAMES = SELF_NAMES | {"test", "testcase", "test_case", "tc", "case"}
 NO_RAISE_HELPER = re.compile(r"not_?raises?$", re.IGNORECASE)
+NO_RAISE_WORDS = frozenset({"crash", "crashes", "segfault", "segfaults", "hang", "hangs", "smoke"})
+NO_RAISE_PAIRS = frozenset(
+    {("not", "raise"), ("not", "raises"), ("doesnt", "raise"), ("no", "error"), ("no", "errors"), ("no", "exception"), ("no", "exceptions")}
+)
 
 
 @dataclasses.dataclass
@@ -42,19 +46,24 @@ class FunctionFacts:
     owner: FunctionFacts | None = None
 
 
-NO_RAISE_WORDS = frozenset({"crash", "crashes", "segfault", "segfaults", "hang", "hangs", "smoke"})
-NO_RAISE_PAIRS = frozenset(
-    {("not", "raise"), ("not", "raises"), ("doesnt", "raise"), ("no", "error"), ("no", "errors"), ("no", "exception"), ("no", "exceptions")}
-)
+def _words(name: str) -> list[str]:
+    """``testSpawnDoesntHang`` and ``test_spawn_doesnt_hang`` -> test, spawn, doesnt, hang."""
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
 
 
 def declares_no_raise(name: str) -> bool:
     """Whether a test's name says its claim is "this does not raise"
     (``test_no_crash_on_empty``, ``test_parse_does_not_raise``, ``testSpawnDoesntHang``)."""
-    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+    words = _words(name)
     if NO_RAISE_WORDS.intersection(words):
         return True
     return any(pair in NO_RAISE_PAIRS for pair in zip(words, words[1:]))
+
+
+def runs_a_test(name: str) -> bool:
+    """Whether a helper's name says it runs a test (``_test_roundtrip``,
+    ``runTest``, ``run_unittest``, ``testmod``), not ``get_latest``."""
+    return any(w.startswith("test") or w in ("unittest", "doctest") for w in _words(name))
 
 
 def _last_name(node: ast.AST) -> str:
@@ -82,7 +91,9 @@ class NoAssertionRule(Rule):
     `expect`, and no assertion method handed over as a callback
     (`d.addCallback(self.assertEqual, 1)`). A call of a helper defined in
     the same file counts when that helper asserts (followed through
-    helpers calling helpers), and so does `super().test_x()`.
+    helpers calling helpers, through a class whose methods assert, and
+    through a decorator of the file that wraps the test), and so does
+    `super().test_x()`.
 
     Not reported: a test that always skips (an unconditional
     `pytest.skip()`, `pytest.xfail()`, `self.skipTest()`, `raise
@@ -119,8 +130,12 @@ class NoAssertionRule(Rule):
     its name says so: the words `crash`, `segfault`, `hang`, `smoke`, or
     `not raise`, `doesnt raise`, `no error`, `no exception`, in snake or
     camel case (`test_no_crash_on_empty`, `test_load_does_not_raise`,
-    `testSpawnDoesntHang`). Write the claim down, or name the test for it. A helper imported from another module is judged by its name
-    only.
+    `testSpawnDoesntHang`). Write the claim down, or name the test for it.
+
+    A helper imported from another module cannot be read: it counts when
+    its name says it checks (`assert`, `check`, `verify`, `expect`) or
+    runs a test (`self._test_roundtrip()`, `support.run_unittest()`), and
+    not otherwise.
     """
 
     code = "HRM501"
@@ -129,7 +144,7 @@ class NoAssertionRule(Rule):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.facts: dict[int, FunctionFacts] = {}
-        self.by_name: dict[str, list[FunctionFacts]] = {}
+        self.defined: set[str] = set()  # names of the functions and classes of this file
         self.tests: list[tuple[FunctionFacts, Violation]] = []
         self.judged = os.path.basename(ctx.path) != "conftest.py"
 
@@ -142,7 +157,7 @@ class NoAssertionRule(Rule):
         owner = self.facts.get(id(enclosing.node)) if enclosing.kind == "class" else None
         facts = FunctionFacts(node.name, owner=owner)
         self.facts[id(node)] = facts
-        self.by_name.setdefault(node.name, []).append(facts)
+        self.defined.add(node.name)
         scope = self.ctx.scope_of(node)
         # a test def inside a function is never collected
         collected = scope.is_test and all(s.kind != "function" for s in self.ctx.scopes)
@@ -161,7 +176,7 @@ class NoAssertionRule(Rule):
     def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
         facts = FunctionFacts(node.name)
         self.facts[id(node)] = facts
-        self.by_name.setdefault(node.name, []).append(facts)
+        self.defined.add(node.name)
         return iter(())
 
     def _exempt(self, node: FunctionNode) -> bool:
@@ -177,15 +192,11 @@ class NoAssertionRule(Rule):
 
     def _always_skips(self, stmt: ast.stmt) -> bool:
         """An unconditional skip, or ``raise NotImplementedError``, at the top of the body."""
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = stmt.value
-            if self.ctx.call_name(call) in SKIP_CALLS:
-                return True
-            return isinstance(call.func, ast.Attribute) and call.func.attr == "skipTest"
+        if skips(self.ctx, stmt):
+            return True
         if isinstance(stmt, ast.Raise) and stmt.exc is not None:
             exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
-            name = self.ctx.resolve(exc) or ""
-            return name in SKIP_EXCEPTIONS or name == "NotImplementedError"
+            return self.ctx.resolve(exc) == "NotImplementedError"
         return False
 
     # -- what the bodies do ----------------------------------------------------
@@ -233,7 +244,7 @@ class NoAssertionRule(Rule):
             if "assert" in str(node.args[0].value):  # the test's code is in the string
                 self._mark_asserting()
                 return iter(())
-        if "test" in last.lower():
+        if runs_a_test(last):
             for facts in self._enclosing_facts():
                 facts.test_helpers.add(last)
         for argument in (*node.args, *(k.value for k in node.keywords)):
@@ -265,7 +276,7 @@ class NoAssertionRule(Rule):
                 callers.setdefault(callee, []).append(facts)
         for facts in self.facts.values():
             # a test helper of another module (``self._test_encoding()``, ``enum._test_simple_enum()``)
-            if any(name not in self.by_name for name in facts.test_helpers):
+            if any(name not in self.defined for name in facts.test_helpers):
                 facts.asserts = True
         pending = [facts for facts in self.facts.values() if facts.asserts]
         while pending:
@@ -278,6 +289,19 @@ class NoAssertionRule(Rule):
         for facts, violation in self.tests:
             if not facts.asserts:
                 yield violation
+
+
+def skips(ctx: Context, stmt: ast.stmt) -> bool:
+    """``pytest.skip()``, ``pytest.xfail()``, ``self.skipTest()`` or ``raise unittest.SkipTest``."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if ctx.call_name(call) in SKIP_CALLS:
+            return True
+        return isinstance(call.func, ast.Attribute) and call.func.attr == "skipTest"
+    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+        exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+        return (ctx.resolve(exc) or "") in SKIP_EXCEPTIONS
+    return False
 
 
 def _turns_into_errors(call: ast.Call) -> bool:
@@ -358,24 +382,13 @@ class ControlFlowInTestRule(Rule):
         scope = self.ctx.function_scope
         if scope is None or not scope.is_test or self.ctx.enclosing(*CONTROL_FLOW_TYPES) is not None:
             return
-        if isinstance(node, ast.If) and not node.orelse and all(self._skips(stmt) for stmt in node.body):
+        if isinstance(node, ast.If) and not node.orelse and all(skips(self.ctx, stmt) for stmt in node.body):
             return
         if isinstance(node, TRY_TYPES) and not node.handlers:  # type: ignore[attr-defined]
             return  # try/finally only guarantees cleanup (the fix HRM101/HRM113 ask for); it does not branch
         if isinstance(node, (ast.For, ast.AsyncFor)) and _runs_subtests(node):
             return
         yield self.report(node, kind=CONTROL_FLOW[type(node)])
-
-    def _skips(self, stmt: ast.stmt) -> bool:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = stmt.value
-            if self.ctx.call_name(call) in SKIP_CALLS:
-                return True
-            return isinstance(call.func, ast.Attribute) and call.func.attr == "skipTest"
-        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
-            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
-            return (self.ctx.resolve(exc) or "") in SKIP_EXCEPTIONS
-        return False
 
     visit_If = visit_For = visit_AsyncFor = visit_While = visit_Try = visit_Match = _check
     if hasattr(ast, "TryStar"):
