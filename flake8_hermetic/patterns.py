@@ -531,8 +531,10 @@ class _Loader:
         for name, constraint in constraints.items():
             self._check_matches(constraint, utils, lines, here + ("constraints", name))
         self._check_patterns(entry, lines, here)
+        # ast-grep judges the rule as written (kinds, regexes, cyclic utils) before it is taken apart
+        self._probe({"rule": rule, "constraints": constraints, "utils": utils}, lines, here)
         suffix = f"_{code}"
-        pattern_rule = PatternRule(
+        return PatternRule(
             code=code,
             message=" ".join(message.split()),
             rule=rule,
@@ -547,8 +549,6 @@ class _Loader:
             exclude_matcher=_glob_matcher([g[1:] for g in files or () if g.startswith("!")]),
             constraint_checks=_constraint_checks(code, constraints, utils),
         )
-        self._probe(pattern_rule.config(), lines, here)
-        return pattern_rule
 
     def _files(self, value: Any, lines: _Lines, here: tuple[Any, ...]) -> tuple[str, ...] | None:
         if value is None:

@@ -46,20 +46,21 @@ class CollectionTime:
 
     def of(self, node: ast.AST) -> tuple[bool, bool]:
         """(runs at import time, inside parametrize arguments)."""
-        chain = [*self.ctx.parents, node]
         known = self._known
-        start = len(chain) - 1
-        while start >= 0 and id(chain[start]) not in known:
+        state = known.get(id(node))
+        if state is not None:
+            return state
+        parents = self.ctx.parents
+        if not parents:
+            return True, False  # the module itself
+        start = len(parents) - 1
+        while start > 0 and id(parents[start]) not in known:
             start -= 1
-        if start < 0:
-            state = (True, False)
-            known[id(chain[0])] = state
-            start = 0
-        else:
-            state = known[id(chain[start])]
-        for position in range(start + 1, len(chain)):
-            state = self._step(chain[position - 1], chain[position], state)
-            known[id(chain[position])] = state
+        state = known.setdefault(id(parents[start]), (True, False))  # parents[0] is the module
+        for position in range(start + 1, len(parents) + 1):
+            child = parents[position] if position < len(parents) else node
+            state = self._step(parents[position - 1], child, state)
+            known[id(child)] = state
         return state
 
     def import_time(self, node: ast.AST) -> bool:
