@@ -48,13 +48,21 @@ def fixture_report(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, 
     return codes_by_line(result.stdout)
 
 
-@pytest.mark.parametrize("code", [pytest.param(code, id=code) for code in CODES])
-def test_rule_matches_its_fixture(code: str, fixture_report: list[tuple[str, int, str]]) -> None:
-    files = fixture_files(code)
-    assert files, f"{code} has no fixture file tests/fixtures/rules/test_{code.lower()}.py"
-    for path in files:
+def mismatches(code: str, report: list[tuple[str, int, str]]) -> list[str]:
+    """What differs between the lines ``code`` flagged and the lines its fixtures mark."""
+    problems = []
+    for path in fixture_files(code):
         relative = path.relative_to(RULE_FIXTURES.parent).as_posix()
         expected = expected_lines(path, code)
-        assert expected, f"{relative} marks no line with # {code}"
-        found = [line for name, line, found_code in fixture_report if name == relative and found_code == code]
-        assert found == expected, f"{relative}: {code} flagged lines {found}, expected {expected}"
+        found = [line for name, line, found_code in report if name == relative and found_code == code]
+        if not expected:
+            problems.append(f"{relative} marks no line with # {code}")
+        elif found != expected:
+            problems.append(f"{relative}: {code} flagged lines {found}, expected {expected}")
+    return problems
+
+
+@pytest.mark.parametrize("code", [pytest.param(code, id=code) for code in CODES])
+def test_rule_matches_its_fixture(code: str, fixture_report: list[tuple[str, int, str]]) -> None:
+    assert fixture_files(code), f"{code} has no fixture file tests/fixtures/rules/test_{code.lower()}.py"
+    assert mismatches(code, fixture_report) == []
