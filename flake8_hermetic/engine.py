@@ -36,7 +36,7 @@ LEAF_TYPES = tuple(
     leaf for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop) for leaf in base.__subclasses__()
 )
 
-_VISIT, _LEAVE, _SCOPE_IN, _SCOPE_OUT = range(4)
+_LEAVE, _SCOPE_IN, _SCOPE_OUT = range(3)
 
 
 @dataclass(frozen=True)
@@ -376,24 +376,27 @@ class Engine:
         # handler for them, visiting them would do nothing but cost a push.
         skipped = frozenset(t for t in LEAF_TYPES if t not in dispatch)
         ast_type, list_type = ast.AST, list
-        stack: list[tuple[int, ast.AST]] = [(_VISIT, tree)]
+        # A node to visit is stacked bare (the common case, no tuple to build);
+        # the other events as (event, node) pairs.
+        stack: list = [tree]
         pop, push = stack.pop, stack.append
         while stack:
-            event, node = pop()
-            if event == _LEAVE:
-                parents.pop()
-                continue
-            if event == _SCOPE_IN:
-                Engine._enter_scope(ctx, node)
-                continue
-            if event == _SCOPE_OUT:
+            node = pop()
+            node_type = type(node)
+            if node_type is tuple:
+                event, node = node
+                if event == _LEAVE:
+                    parents.pop()
+                    continue
+                if event == _SCOPE_IN:
+                    Engine._enter_scope(ctx, node)
+                    continue
                 ctx.scopes.pop()
                 ctx._where_stack.pop()
                 ctx.where = ctx._where_stack[-1]
                 resolver.pop()
                 names.clear()
                 continue
-            node_type = type(node)
             handlers = dispatch.get(node_type)
             if handlers:
                 for handler in handlers:
@@ -423,8 +426,7 @@ class Engine:
                 push((_LEAVE, node))
                 # body inside the new scope; everything else in the enclosing one
                 push((_SCOPE_OUT, node))
-                for child in reversed(node.body):  # type: ignore[attr-defined]
-                    push((_VISIT, child))
+                stack.extend(reversed(node.body))  # type: ignore[attr-defined]
                 push((_SCOPE_IN, node))
                 body_ids = {id(stmt) for stmt in node.body}  # type: ignore[attr-defined]
                 children = [c for c in children if id(c) not in body_ids]
@@ -432,8 +434,8 @@ class Engine:
                 # a node without children is nobody's ancestor: no need to stack it
                 parents.append(node)
                 push((_LEAVE, node))
-            for child in reversed(children):
-                push((_VISIT, child))
+            children.reverse()
+            stack.extend(children)
 
     @staticmethod
     def _enter_scope(ctx: Context, node: ast.AST) -> None:
