@@ -33,7 +33,9 @@ LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.D
 UNITTEST_METHOD = re.compile(r"^(setUp|tearDown|asyncSetUp|asyncTearDown|test)")
 STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 LEAF_TYPES = tuple(
-    leaf for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop) for leaf in base.__subclasses__()
+    leaf
+    for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+    for leaf in base.__subclasses__()
 )
 
 _LEAVE, _SCOPE_IN, _SCOPE_OUT = range(3)
@@ -341,7 +343,7 @@ def _strip_comments(text: str) -> str:
             if tok.type != tokenize.COMMENT
         ]
         return tokenize.untokenize(tokens)
-    except (tokenize.TokenError, IndentationError, SyntaxError):
+    except (tokenize.TokenError, SyntaxError):
         return text
 
 

@@ -49,7 +49,8 @@ def page(rule: type[Rule]) -> str:
     """The markdown page of one rule."""
     state = "" if rule.default_on else " *(off by default: enable with `--extend-select=" + rule.code + "`)*"
     body = rule.doc()
-    return f"# {rule.code}: {rule.summary()}{state}\n\n## What it does\n{body}\n\n## Message\n`{rule.code} {rule.message}`\n"
+    heading = f"# {rule.code}: {rule.summary()}{state}"
+    return f"{heading}\n\n## What it does\n{body}\n\n## Message\n`{rule.code} {rule.message}`\n"
 
 
 def pages() -> dict[str, str]:
