@@ -61,7 +61,8 @@ def write_baseline(root: Path, files: int, per_file: int) -> int:
     for index in range(files):
         for test in range(TESTS_PER_FILE):
             for _ in range(per_test):
-                entries.append(f'tests/test_module_{index}.py::test_case_{test}\tHRM105\tos.chdir(tmp_path / "d{count}")')
+                where = f"tests/test_module_{index}.py::test_case_{test}"
+                entries.append(f'{where}\tHRM105\tos.chdir(tmp_path / "d{count}")')
                 count += 1
     entries.sort()
     (root / "hermetic-baseline.txt").write_text("\n".join(entries) + "\n", encoding="utf-8")

@@ -122,7 +122,6 @@ class Scan:
             raise Interrupted() from None
         except flake8_exceptions.ExecutionError as exc:
             raise ScanError(f"flake8-hermetic: {exc}") from None
-        named = {os.path.normpath(p) for p in self.options.filenames if p != "-"}
         for filename, results, _ in sorted(manager.results, key=lambda item: item[0]):
             path = entry_path(filename, self.baseline_dir)
             if path in self.files:
@@ -138,19 +137,21 @@ class Scan:
                     scope, _, what = context.partition(CONTEXT_SEPARATOR)
                     found.append(Found(filename, path, line, (col or 0) + 1, code, message, scope, what,
                                        physical_line))
-                elif code in UNREADABLE_CODES and self._would_lint(filename, named):
+                elif code in UNREADABLE_CODES and self._would_lint(filename):
                     self.problems.append(Found(filename, path, max(line, 1), (col or 0) + 1, code, text,
                                                physical_line=physical_line))
             if linted is not None:
                 linted.violations = found
                 self.files[path] = linted
 
-    def _would_lint(self, filename: str, named: set[str]) -> bool:
-        """A test file, or a file named on the command line."""
-        return (
-            self.settings.matcher.matches(entry_path(filename, self.settings.config_dir))
-            or os.path.normpath(filename) in named
-        )
+    def _would_lint(self, filename: str) -> bool:
+        """Would the plugin have walked this file (a test file, or one a
+        project pattern rule's globs name) had it been readable?"""
+        path = entry_path(filename, self.settings.config_dir)
+        is_test_file = self.settings.matcher.matches(path)
+        runtime = HermeticChecker.runtime
+        patterns = runtime.patterns if runtime is not None else None
+        return is_test_file or bool(patterns and patterns.for_file(path, is_test_file))
 
     def visible(self, found: Found) -> bool:
         """Would flake8 show this result (select/ignore, per-file-ignores, noqa)?"""

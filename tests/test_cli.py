@@ -432,8 +432,8 @@ def regenerate_dying(project: Path, how: str) -> tuple[int, str]:
 def test_a_killed_regenerate_leaves_the_old_file_whole(project: Path) -> None:
     baseline_file(project).write_text("# old\n\n" + EXPECTED_ENTRIES[4] + "\n", encoding="utf-8")
     before = baseline_file(project).read_bytes()
-    status, _ = regenerate_dying(project, "kill")
-    assert status == -signal.SIGKILL
+    status, stderr = regenerate_dying(project, "kill")
+    assert status == -signal.SIGKILL, stderr
     assert baseline_file(project).read_bytes() == before
     leftovers = sorted(p.name for p in project.glob(".hermetic-baseline.*.tmp"))
     assert len(leftovers) == 1  # half-written, and harmless:
@@ -446,9 +446,7 @@ def test_a_killed_regenerate_leaves_the_old_file_whole(project: Path) -> None:
 def test_ctrl_c_during_regenerate_leaves_the_old_file_whole_and_no_temporary(project: Path) -> None:
     baseline_file(project).write_text("# old\n\n" + EXPECTED_ENTRIES[4] + "\n", encoding="utf-8")
     before = baseline_file(project).read_bytes()
-    status, stderr = regenerate_dying(project, "interrupt")
-    assert status == 130
-    assert stderr == "flake8-hermetic: interrupted\n"
+    assert regenerate_dying(project, "interrupt") == (130, "flake8-hermetic: interrupted\n")
     assert baseline_file(project).read_bytes() == before
     assert list(project.glob(".hermetic-baseline.*")) == []
 

@@ -199,7 +199,7 @@ def test_modern_syntax_is_walked_without_error() -> None:
                     pass
             try:
                 pass
-            except* ValueError:
+            except ValueError:
                 await event.wait()
             values = [x async for x in aiter_of(items)]
             total = sum(await asyncio.sleep(0) or 0 for _ in values)
