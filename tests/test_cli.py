@@ -317,6 +317,8 @@ def test_check_is_clean_after_regenerate(project: Path) -> None:
     regenerate(project)
     result = hermetic(["check", "tests"], cwd=project)
     assert (result.returncode, result.stdout) == (0, "0 new, 5 baselined, 0 stale\n")
+    absolute = hermetic(["check", str(project / "tests" / "test_legacy.py")], cwd=project)
+    assert (absolute.returncode, absolute.stdout) == (0, "0 new, 4 baselined, 0 stale\n")
 
 
 def test_check_reports_a_test_file_it_could_not_parse_whatever_is_selected(project: Path) -> None:
