@@ -54,6 +54,19 @@ def module_imports(tree: ast.Module) -> dict[str, str]:
     return aliases
 
 
+def dotted_name(node: ast.AST) -> str | None:
+    """The source spelling of a chain of attributes on a name (``self.tmp.name``),
+    without resolving imports; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
 class ImportResolver:
     """Resolve expressions against a stack of alias maps (module, then functions)."""
 

@@ -7,6 +7,7 @@ test's directory.
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -74,3 +75,12 @@ def codes_by_line(output: str) -> list[tuple[str, int, str]]:
         if len(parts) == 4 and parts[1].isdigit():
             found.append((parts[0], int(parts[1]), parts[3].split()[0]))
     return sorted(found)
+
+
+def parses(source: str) -> bool:
+    """Whether this Python can build a tree from ``source`` (generated sources often cannot)."""
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True

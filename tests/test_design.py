@@ -17,7 +17,7 @@ from flake8_hermetic.engine import Engine
 from flake8_hermetic.registry import all_rules
 from flake8_hermetic.rules.design import declares_no_raise, in_test_tree, runs_a_test
 from flake8_hermetic.settings import Settings
-from tests.helpers import codes_by_line, flake8, write_tree
+from tests.helpers import codes_by_line, flake8, parses, write_tree
 
 FAMILIES = tuple(code for code in all_rules() if code.startswith(("HRM4", "HRM5")))
 OFF_BY_DEFAULT = ("HRM405", "HRM502", "HRM503", "HRM504", "HRM505")
@@ -283,14 +283,6 @@ def test_newer_syntax_lints_without_error(version: tuple[int, int], source: str,
     # Older interpreters cannot parse it (flake8 reports E999 there); newer ones must lint it.
     expected = codes if sys.version_info >= version else "SyntaxError"
     assert codes_or_syntax_error(source) == expected
-
-
-def parses(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-    return True
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))

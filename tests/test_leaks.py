@@ -19,7 +19,7 @@ from flake8_hermetic.hostpins import NO_PINS, Pins, conftest_pins, directory_pin
 from flake8_hermetic.processes import child_process, parse_git, starts_with
 from flake8_hermetic.registry import all_rules
 from flake8_hermetic.settings import Settings
-from tests.helpers import FIXTURES, codes_by_line, flake8, write_tree
+from tests.helpers import FIXTURES, codes_by_line, flake8, parses, write_tree
 
 HOME_AND_GIT = Pins(home=True, git_config=True)
 GIT_ONLY = Pins(home=False, git_config=True)
@@ -432,14 +432,6 @@ def test_newer_syntax_lints_without_error(version: tuple[int, int], source: str,
     # Older interpreters cannot parse it (flake8 reports E999 there); newer ones must lint it.
     expected = codes if sys.version_info >= version else "SyntaxError"
     assert codes_or_syntax_error(textwrap.dedent(source)) == expected
-
-
-def parses(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-    return True
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from flake8_hermetic.checker import CONTEXT_SEPARATOR
 from flake8_hermetic.engine import what_text
 from flake8_hermetic.patterns import EXTRA_HINT, load_pattern_rules
-from tests.helpers import FIXTURES, codes_by_line, flake8, hermetic, run
+from tests.helpers import FIXTURES, codes_by_line, flake8, hermetic, parses, run
 
 PATTERNS = FIXTURES / "patterns"
 DOC = FIXTURES.parents[1] / "docs" / "pattern-rules.md"
@@ -309,14 +309,6 @@ def test_one_pass_equals_each_rule_alone_on_the_stdlib_tests(path: Path, rules_n
     with tokenize.open(path) as handle:
         source = handle.read()
     assert one_pass(source, PATTERNS / rules_name) == each_rule_alone(source, PATTERNS / rules_name)
-
-
-def parses(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-    return True
 
 
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")

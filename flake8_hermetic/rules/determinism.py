@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.registry import Rule, Violation
 
 if TYPE_CHECKING:
@@ -38,17 +39,6 @@ def subtree(node: ast.AST) -> Iterator[ast.AST]:
         yield current
         if not isinstance(current, ast.Lambda):
             stack.extend(ast.iter_child_nodes(current))
-
-
-def target_key(node: ast.AST) -> str | None:
-    """``start`` -> "start", ``self.t0`` -> "self.t0"; anything else None."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
 
 
 def assigned_pairs(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr]]:
@@ -121,12 +111,12 @@ class ClockFlow:
             return
         for node in own_nodes(function):
             if isinstance(node, ast.AugAssign):
-                key = target_key(node.target)
+                key = dotted_name(node.target)
                 if key is not None and (self._levels.get(key) or self.level(node.value)):
                     self._levels[key] = ELAPSED
                 continue
             for target, value in assigned_pairs(node):
-                key = target_key(target)
+                key = dotted_name(target)
                 if key is None:
                     continue
                 level = self.level(value)
@@ -141,7 +131,7 @@ class ClockFlow:
             node, in_arithmetic = stack.pop()
             if isinstance(node, ast.Call) and self._resolve(node.func) in CLOCKS:
                 leaf = READING
-            elif isinstance(node, (ast.Name, ast.Attribute)) and (key := target_key(node)) in self._levels:
+            elif isinstance(node, (ast.Name, ast.Attribute)) and (key := dotted_name(node)) in self._levels:
                 leaf = self._levels[key]  # type: ignore[index]
             else:
                 leaf = 0
@@ -631,7 +621,7 @@ class WaitedCoroutines:
                 for item in node.items:
                     opened = item.context_expr
                     if isinstance(opened, ast.Call) and (ctx.call_name(opened) or "").endswith(TASK_GROUP_SUFFIXES):
-                        key = target_key(item.optional_vars) if item.optional_vars is not None else None
+                        key = dotted_name(item.optional_vars) if item.optional_vars is not None else None
                         if key is not None:
                             groups.add(key)
             elif isinstance(node, ast.Call):
@@ -640,13 +630,13 @@ class WaitedCoroutines:
                 if ctx.call_name(node) in BLOCKING_RUNNERS:
                     roots.extend(arguments)
                 elif isinstance(func, ast.Attribute):
-                    receiver = target_key(func.value)
+                    receiver = dotted_name(func.value)
                     if func.attr in RUNNER_METHODS or (func.attr in TASK_GROUP_METHODS and receiver in groups):
                         roots.extend(arguments)
                     elif func.attr in COLLECTING_METHODS and receiver is not None:
                         built_from.setdefault(receiver, set()).update(referenced_names(arguments))
             for target, value in assigned_pairs(node):
-                key = target_key(target)
+                key = dotted_name(target)
                 if key is not None:
                     built_from.setdefault(key, set()).update(referenced_names([value]))
         waited = set(referenced_names(roots))
@@ -744,7 +734,7 @@ class UnboundedAwaitRule(Rule):
             futures = self._futures[id(function)] = set()
             for node in own_nodes(function) if function is not None else ():
                 for target, value in assigned_pairs(node):
-                    key = target_key(target)
+                    key = dotted_name(target)
                     if key is not None and isinstance(value, ast.Call) and self._makes_future(value):
                         futures.add(key)
         return futures
@@ -758,7 +748,7 @@ class UnboundedAwaitRule(Rule):
                 and not value.args
                 and not value.keywords
             )
-        key = target_key(value)
+        key = dotted_name(value)
         return key is not None and key in self._futures_of(self.ctx.function)
 
     def visit_Await(self, node: ast.Await) -> Iterator[Violation]:
@@ -855,7 +845,7 @@ class PidLiteralRule(Rule):
 
     def _assignment(self, node: ast.AST) -> Iterator[Violation]:
         for target, value in assigned_pairs(node):
-            key = target_key(target)
+            key = dotted_name(target)
             pid = allocatable_pid(value)
             if key is not None and pid is not None and is_pid_name(key.rpartition(".")[2]):
                 yield self.report(value, pid=pid)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from flake8_hermetic.engine import DEF_TYPES, Context, FunctionNode
+from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.hostpins import HOME_VARIABLES, PINNED_VARIABLES, mapping_keys, pin_of, pin_sites
 from flake8_hermetic.processes import child_process, starts_with
 from flake8_hermetic.registry import Rule, Violation
@@ -35,25 +36,13 @@ CLEANUP_FUNCTIONS = frozenset({"atexit.register", "weakref.finalize"})
 CONTAINER_METHODS = frozenset({"append", "appendleft", "add", "extend", "insert", "setdefault"})
 
 
-def dotted(node: ast.AST) -> str | None:
-    """``self.tmp.name`` for a chain of attributes on a name, else None."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def mentions(node: ast.AST) -> set[str]:
     """Every name and attribute chain used under ``node`` (``f.name`` gives
     ``f.name`` and ``f``)."""
     found: set[str] = set()
     for sub in ast.walk(node):
         if isinstance(sub, (ast.Name, ast.Attribute)):
-            text = dotted(sub)
+            text = dotted_name(sub)
             if text is not None:
                 found.add(text)
     return found
@@ -70,7 +59,7 @@ def target_names(target: ast.AST | None) -> tuple[str, ...]:
         return target_names(target.value)
     if isinstance(target, ast.Subscript):
         target = target.value
-    text = dotted(target)
+    text = dotted_name(target)
     return () if text is None or text == "_" else (text,)
 
 
@@ -171,13 +160,13 @@ class FunctionFacts:
         registrations: list[set[str]] = []
         for node, nested in _walk_marking_nested(function):
             if isinstance(node, (ast.Name, ast.Attribute)):
-                text = dotted(node)
+                text = dotted_name(node)
                 if text is not None:
                     self.lines.setdefault(text, []).append(node.lineno)
             if isinstance(node, ast.Call):
                 func = node.func
                 if isinstance(func, ast.Attribute):
-                    receiver = dotted(func.value)
+                    receiver = dotted_name(func.value)
                     if receiver is not None:
                         self.methods.setdefault(receiver, set()).add(func.attr)
                     callee = func.attr
@@ -394,7 +383,7 @@ def _cannot_fail(stmt: ast.stmt, names: set[str]) -> bool:
             return not [a for a in call.args if not isinstance(a, (ast.Name, ast.Attribute))]
         return False
     if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
-        if dotted(stmt.value) in names or (mentions(stmt.value) & names and isinstance(stmt.value, ast.Attribute)):
+        if dotted_name(stmt.value) in names or (mentions(stmt.value) & names and isinstance(stmt.value, ast.Attribute)):
             names.update(n for target in stmt.targets for n in target_names(target))
             return True
     return False
@@ -1703,7 +1692,7 @@ class DetachedTaskRule(Rule):
                 yield self.report(call, name=f"{self.ctx.resolve(func.value) or '...'}.create_task")
 
     def _is_task_group(self, receiver: ast.expr) -> bool:
-        text = dotted(receiver)
+        text = dotted_name(receiver)
         if text is None:
             return False
         last = text.rpartition(".")[2].lower()
