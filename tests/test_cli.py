@@ -280,6 +280,22 @@ def test_check_prints_new_and_stale_and_a_summary(half_baselined: Path) -> None:
     assert codes_by_line(flake8(["."], cwd=half_baselined).stdout) == codes_by_line(result.stdout)
 
 
+def test_check_exit_zero_reports_the_same_and_exits_0(half_baselined: Path) -> None:
+    strict = hermetic(["check"], cwd=half_baselined)
+    lenient = hermetic(["check", "--exit-zero"], cwd=half_baselined)
+    assert (strict.returncode, lenient.returncode) == (1, 0)
+    assert lenient.stdout == strict.stdout
+
+
+def test_check_runs_on_the_bundled_examples(tmp_path: Path) -> None:
+    result = hermetic(["check", "--exit-zero", str(REPO / "examples")], cwd=tmp_path)
+    assert result.returncode == 0
+    flagged = {(Path(path).name, code) for path, _, code in codes_by_line(result.stdout)}
+    assert {name for name, _ in flagged} == {"test_leaky_suite.py"}  # the hermetic twin stays quiet
+    assert {code for _, code in flagged} >= {"HRM101", "HRM102", "HRM103", "HRM105", "HRM106", "HRM107", "HRM201"}
+    assert result.stdout.splitlines()[-1].endswith("new, 0 baselined, 0 stale")
+
+
 def test_check_github_format(half_baselined: Path) -> None:
     result = hermetic(["check", "--format", "github"], cwd=half_baselined)
     assert result.returncode == 1
