@@ -768,15 +768,42 @@ class ChdirRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    Only the change is reported, not the way back: a `chdir` to a
+    directory saved from `os.getcwd()` (or `Path.cwd()`) in the same
+    function, or in an attribute of the same class (`self.old_cwd` saved in
+    `setUp`), is taken as the restore half of a pair and stays quiet.
     """
 
     code = "HRM105"
     message = "{name}() leaks the working directory to later tests; use monkeypatch.chdir() or contextlib.chdir()"
 
+    CWD_READERS = frozenset({"os.getcwd", "os.getcwdb", "pathlib.Path.cwd"})
+
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         name = self.ctx.call_name(node)
-        if name in ("os.chdir", "os.fchdir"):
+        if name in ("os.chdir", "os.fchdir") and not self.is_restore(node):
             yield self.report(node, name=name)
+
+    def is_restore(self, call: ast.Call) -> bool:
+        """Whether the call goes back to a directory saved from the current one."""
+        target = dotted_name(call.args[0]) if call.args else None
+        if target is None:
+            return False
+        holder = self.ctx.function
+        if target.startswith("self.") or target.startswith("cls."):
+            class_scope = self.ctx.class_scope
+            holder = class_scope.node if class_scope is not None else None  # type: ignore[assignment]
+        if holder is None:
+            return False
+        for node in ast.walk(holder):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                if self.ctx.call_name(node.value) in self.CWD_READERS and any(
+                    dotted_name(t) == target for t in node.targets
+                ):
+                    return True
+        return False
 
 
 # -- HRM106 ------------------------------------------------------------------------
