@@ -734,6 +734,30 @@ class MonkeypatchUndoRule(Rule):
         return False
 
 
+def saved_from(ctx: Context, value: ast.AST, readers: frozenset[str]) -> bool:
+    """Whether ``value`` names a snapshot taken by one of ``readers`` (``saved =
+    os.getcwd()``, ``self.env = os.environ.copy()``) in the same function, or for
+    ``self.x``/``cls.x`` anywhere in the class: then writing it back is a restore."""
+    target = dotted_name(value)
+    if target is None:
+        return False
+    holder: ast.AST | None = ctx.function
+    if target.startswith(("self.", "cls.")):
+        class_scope = ctx.class_scope
+        holder = class_scope.node if class_scope is not None else None
+    if holder is None:
+        return False
+    for node in ast.walk(holder):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and ctx.call_name(node.value) in readers
+            and any(dotted_name(t) == target for t in node.targets)
+        ):
+            return True
+    return False
+
+
 # -- HRM105 ------------------------------------------------------------------------
 
 class ChdirRule(Rule):
@@ -788,22 +812,7 @@ class ChdirRule(Rule):
 
     def is_restore(self, call: ast.Call) -> bool:
         """Whether the call goes back to a directory saved from the current one."""
-        target = dotted_name(call.args[0]) if call.args else None
-        if target is None:
-            return False
-        holder = self.ctx.function
-        if target.startswith("self.") or target.startswith("cls."):
-            class_scope = self.ctx.class_scope
-            holder = class_scope.node if class_scope is not None else None  # type: ignore[assignment]
-        if holder is None:
-            return False
-        for node in ast.walk(holder):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                if self.ctx.call_name(node.value) in self.CWD_READERS and any(
-                    dotted_name(t) == target for t in node.targets
-                ):
-                    return True
-        return False
+        return bool(call.args) and saved_from(self.ctx, call.args[0], self.CWD_READERS)
 
 
 # -- HRM106 ------------------------------------------------------------------------
@@ -868,6 +877,7 @@ class ChildWithoutCwdRule(Rule):
 # -- HRM107 ------------------------------------------------------------------------
 
 ENVIRON = frozenset({"os.environ", "os.environb"})
+ENVIRON_SNAPSHOTS = frozenset({"os.environ.copy", "os.environb.copy"})
 ENVIRON_MUTATORS = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
 
 
@@ -885,7 +895,11 @@ class RawEnvironMutationRule(Rule):
     `os.environ`, `os.putenv`, `os.unsetenv`, and the same on
     `os.environb`. A write that is the last statement of a
     `with pytest.raises(...)` or `with self.assertRaises(...)` block is
-    expected to be refused and is not flagged.
+    expected to be refused and is not flagged, and neither is the restore of
+    a snapshot (`os.environ = saved` or `os.environ.update(saved)` where
+    `saved = os.environ.copy()` in the same function, or in `self.saved`
+    anywhere in the class): the write that made the snapshot necessary is
+    the one reported.
 
     ## Example
     ```python
@@ -923,7 +937,9 @@ class RawEnvironMutationRule(Rule):
                 yield self.report(node, what=f"{verb} {self.ctx.resolve(target.value)}[...]")
                 return
             if isinstance(target, ast.Attribute) and self._is_environ(target):
-                yield self.report(node, what="rebinding os.environ")
+                value = getattr(node, "value", None)
+                if value is None or not saved_from(self.ctx, value, ENVIRON_SNAPSHOTS):
+                    yield self.report(node, what="rebinding os.environ")
                 return
             if isinstance(target, (ast.Tuple, ast.List)):
                 yield from self._targets(list(target.elts), node, verb)
@@ -950,7 +966,10 @@ class RawEnvironMutationRule(Rule):
         name = self.ctx.call_name(node) or ""
         owner, _, method = name.rpartition(".")
         if name in ("os.putenv", "os.unsetenv") or (owner in ENVIRON and method in ENVIRON_MUTATORS):
-            if not expects_failure(self.ctx, node):
+            restores = method == "update" and len(node.args) == 1 and saved_from(
+                self.ctx, node.args[0], ENVIRON_SNAPSHOTS
+            )
+            if not restores and not expects_failure(self.ctx, node):
                 yield self.report(node, what=f"{name}()")
 
 
