@@ -1533,8 +1533,11 @@ class UnjoinedThreadRule(FunctionRule):
     None.
 
     ## Known problems
-    A thread kept on `self` and joined in `tearDown` is flagged: register
-    the join with `addCleanup` where the thread starts. Subclasses of
+    A thread that a test keeps on `self` and another method of the class
+    joins (`tearDown`, a `stop()`) is taken as joined. One started in
+    `setUp` and joined only in `tearDown` is still flagged, because a
+    failure later in `setUp` skips `tearDown`: register the join with
+    `addCleanup` where the thread starts. Subclasses of
     `Thread` are recognised when they are defined in the same file.
     """
 
@@ -1575,7 +1578,28 @@ class UnjoinedThreadRule(FunctionRule):
                 return
             if facts.passed_to(n, lambda callee: "join" in callee):
                 return
+        if self.joined_elsewhere_in_class(holder.names):
+            return
         yield self.report(node)
+
+    def joined_elsewhere_in_class(self, names: tuple[str, ...]) -> bool:
+        """A thread kept on ``self`` by a test may be joined by another method
+        of the class (``tearDown``, a ``stop()`` the test calls). Not when it
+        is started in ``setUp``: a failure later in ``setUp`` skips ``tearDown``."""
+        kept = {n for n in names if n.startswith(("self.", "cls."))}
+        class_scope = self.ctx.class_scope
+        function = self.ctx.function
+        if not kept or class_scope is None or function is None or function.name.startswith(("setUp", "asyncSetUp")):
+            return False
+        for sub in ast.walk(class_scope.node):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr in JOIN_METHODS
+                and dotted_name(sub.func.value) in kept
+            ):
+                return True
+        return False
 
 
 # -- HRM113 ------------------------------------------------------------------------
