@@ -221,6 +221,25 @@ class FunctionFacts:
         return any(number > line for number in self.lines.get(name, ()))
 
 
+class KnownClassesRule(Rule):
+    """A rule about instances of ``known_classes`` (canonical names), which
+    also recognises subclasses defined earlier in the same file."""
+
+    known_classes: frozenset[str] = frozenset()
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.local_subclasses: set[str] = set()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
+        if any(self.is_known_class(self.ctx.resolve(base)) for base in node.bases):
+            self.local_subclasses.add(node.name)
+        return iter(())
+
+    def is_known_class(self, name: str | None) -> bool:
+        return name in self.known_classes or name in self.local_subclasses
+
+
 class FunctionRule(Rule):
     """A rule that asks :class:`FunctionFacts` about the enclosing function."""
 
@@ -1280,7 +1299,7 @@ def _address_port(node: ast.AST | None) -> int | None:
     return None
 
 
-class FixedPortRule(Rule):
+class FixedPortRule(KnownClassesRule):
     """
     Flags a server that listens on a fixed, non-zero port number in a test file.
 
@@ -1327,18 +1346,7 @@ class FixedPortRule(Rule):
     code = "HRM110"
     message = "listening on fixed port {port} collides with parallel workers and running services; bind port 0 and read the port back"
 
-    __slots__ = ("_server_subclasses",)
-
-    def __init__(self, ctx: Context) -> None:
-        super().__init__(ctx)
-        self._server_subclasses: set[str] = set()
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
-        for base in node.bases:
-            name = self.ctx.resolve(base)
-            if name in SERVER_CLASSES or name in self._server_subclasses:
-                self._server_subclasses.add(node.name)
-        return iter(())
+    known_classes = SERVER_CLASSES
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         port = self._port(node)
@@ -1353,7 +1361,7 @@ class FixedPortRule(Rule):
         keyword_port = next((_fixed_port(k.value) for k in node.keywords if k.arg == "port"), None)
         if method == "bind" and len(args) == 1 and not node.keywords:
             return _address_port(args[0])
-        if name == "socket.create_server" or name in SERVER_CLASSES or name in self._server_subclasses:
+        if name == "socket.create_server" or self.is_known_class(name):
             return _address_port(args[0]) if args else None
         if name in PORT_POSITIONS:
             position = PORT_POSITIONS[name]
@@ -1489,7 +1497,7 @@ JOIN_METHODS = frozenset({"join"})
 START_METHODS = frozenset({"start"})
 
 
-class UnjoinedThreadRule(FunctionRule):
+class UnjoinedThreadRule(KnownClassesRule, FunctionRule):
     """
     Flags a `threading.Thread` (or `Timer`) started in a function that never joins it.
 
@@ -1544,22 +1552,11 @@ class UnjoinedThreadRule(FunctionRule):
     code = "HRM112"
     message = "thread started here is never joined in this function and outlives the test; join it with a timeout (or addCleanup(t.join))"
 
-    __slots__ = ("_thread_subclasses",)
-
-    def __init__(self, ctx: Context) -> None:
-        super().__init__(ctx)
-        self._thread_subclasses: set[str] = set()
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
-        for base in node.bases:
-            name = self.ctx.resolve(base)
-            if name in THREAD_CLASSES or name in self._thread_subclasses:
-                self._thread_subclasses.add(node.name)
-        return iter(())
+    known_classes = THREAD_CLASSES
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         name = self.ctx.call_name(node)
-        if name not in THREAD_CLASSES and name not in self._thread_subclasses:
+        if not self.is_known_class(name):
             return
         function = self.ctx.function
         if function is None:
