@@ -9,6 +9,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
+from flake8.violation import Violation as Flake8Violation
+
 from flake8_hermetic import __version__
 from flake8_hermetic.baseline import Baseline, BaselineError, Entry, load, match
 from flake8_hermetic.baseline.format import entry_path
@@ -37,9 +39,10 @@ class Runtime:
 
     def __init__(
         self, settings: Settings, rules: Sequence[type[Rule]], baseline: Baseline | None,
-        patterns: PatternRuleSet | None = None,
+        patterns: PatternRuleSet | None = None, disable_noqa: bool = False,
     ) -> None:
         self.settings = settings
+        self.disable_noqa = disable_noqa
         self.engine = Engine(rules)
         self.patterns = patterns if patterns is not None and patterns.rules else None
         self.baseline = baseline
@@ -88,7 +91,9 @@ class HermeticChecker:
         # conftest is read once per run, not once per server lifetime.
         conftest_pins.cache_clear()
         directory_pins.cache_clear()
-        cls.runtime = Runtime(settings, active, baseline, patterns)
+        cls.runtime = Runtime(
+            settings, active, baseline, patterns, disable_noqa=bool(getattr(options, "disable_noqa", False))
+        )
 
     def relative_path(self, runtime: Runtime) -> str:
         return entry_path(self.filename, runtime.baseline_dir)
@@ -127,17 +132,38 @@ class HermeticChecker:
             entries = runtime.baseline_files.get(self.relative_path(runtime))
             if entries:
                 source = "".join(self.lines)
+                # flake8 drops a # noqa'd violation after the plugin reports it; left in,
+                # it could take the entry an edited neighbour needs in the loose pass.
+                kept: list[Any] = []
+                silenced: list[Any] = []
+                for v in found:
+                    (silenced if self.silenced(v, runtime.disable_noqa) else kept).append(v)
                 found, stale = match(
                     entries,
-                    found,
+                    kept,
                     key=lambda v: (v.where, v.code),
                     what=lambda v: what_text(source, v.node),
                     enabled=judged,
                 )
+                found.extend(silenced)
         for v in sorted(found, key=lambda v: (v.line, v.col, v.code)):
             yield v.line, v.col, v.text, type(self)
         if stale and STALE_CODE in settings.enabled:
             yield from self.stale_reports(stale, settings)
+
+    def silenced(self, violation: Any, disable_noqa: bool) -> bool:
+        """Does a ``# noqa`` comment flake8 honours cover this violation? The
+        lines of a flagged multi-line expression count, as flake8 counts a
+        multi-line statement's."""
+        if disable_noqa:
+            return False
+        node = violation.node
+        last = violation.line
+        if isinstance(node, ast.expr) and node.end_lineno:
+            last = max(node.end_lineno, last)
+        text = "".join(self.lines[violation.line - 1:last])
+        probe = Flake8Violation(violation.code, self.filename, violation.line, violation.col, "", text)
+        return probe.is_inline_ignored(disable_noqa=False)
 
     def stale_reports(self, stale: list[Entry], settings: Settings) -> Iterator[tuple[int, int, str, type]]:
         if settings.stdin and len(stale) > 1:

@@ -78,6 +78,20 @@ def fix_one_of_two_identical(project: Path) -> None:
     edit(project, "        os.chdir(tmp_path)\n        os.chdir(tmp_path)\n", "        os.chdir(tmp_path)\n")
 
 
+def silence_one_and_edit_the_other(project: Path) -> None:
+    # regenerate wrote no entry for the silenced line: only the edited one's is left
+    edit(project, "        os.chdir(tmp_path)\n        os.chdir(tmp_path)\n",
+         "        os.chdir(tmp_path / 'x')\n        os.chdir(tmp_path)  # noqa: HRM105\n")
+    baseline = project / "hermetic-baseline.txt"
+    text = baseline.read_text(encoding="utf-8")
+    baseline.write_text(text.replace(STALE_TWICE.strip("'").replace("\\t", "\t") + "\n", "", 1), encoding="utf-8")
+
+
+def silence_one_of_two_identical(project: Path) -> None:
+    edit(project, "        os.chdir(tmp_path)\n        os.chdir(tmp_path)\n",
+         "        os.chdir(tmp_path)\n        os.chdir(tmp_path)  # noqa\n")
+
+
 def move_the_file(project: Path) -> None:
     (project / "tests" / "unit").mkdir()
     shutil.move(project / LEGACY_FILE, project / "tests" / "unit" / "test_legacy.py")
@@ -104,6 +118,11 @@ STALE_NAMED = re.compile(r"HRM900 stale baseline entry ('[^']*'): ")
         pytest.param(
             fix_one_of_two_identical, [("./tests/test_legacy.py", 1, "HRM900")], [STALE_TWICE], id="one-fixed"
         ),
+        pytest.param(silence_one_and_edit_the_other, [], [], id="noqa-leaves-the-entry-to-the-edited-line"),
+        pytest.param(
+            silence_one_of_two_identical, [("./tests/test_legacy.py", 1, "HRM900")], [STALE_TWICE],
+            id="noqa-makes-its-entry-stale",
+        ),
         pytest.param(
             move_the_file,
             [("./tests/unit/test_legacy.py", line, "HRM105") for line in (5, 10, 11)],
@@ -121,6 +140,12 @@ def test_baseline_scenario(
     assert codes_by_line(result.stdout) == expected
     assert result.returncode == (1 if expected else 0)
     assert STALE_NAMED.findall(result.stdout) == stale_named
+
+
+def test_with_disable_noqa_a_silenced_violation_keeps_its_entry(project: Path) -> None:
+    silence_one_of_two_identical(project)
+    result = flake8(["--disable-noqa", "."], cwd=project)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
 def test_without_the_baseline_every_violation_is_reported(project: Path) -> None:
