@@ -67,6 +67,9 @@ def _last_name(node: ast.AST) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
+EXPECT_RAISES = frozenset({"pytest.raises", "raises"})
+
+
 class Context:
     """What a rule may ask about the node it is visiting."""
 
@@ -222,6 +225,23 @@ class Context:
                 if isinstance(ancestor, (ast.For, ast.AsyncFor)) and on_path is ancestor.iter:
                     continue
                 return True
+        return False
+
+    def expected_to_raise(self, node: ast.AST | None = None) -> bool:
+        """Whether ``node`` runs inside ``with pytest.raises(...)`` or
+        ``with self.assertRaises*(...)`` of the current function: a call the
+        test expects to fail leaves no resource behind."""
+        for ancestor, on_path in self.ancestors_in_function(node):
+            if not isinstance(ancestor, (ast.With, ast.AsyncWith)) or on_path in ancestor.items:
+                continue
+            for item in ancestor.items:
+                manager = item.context_expr
+                if not isinstance(manager, ast.Call):
+                    continue
+                name = self.call_name(manager) or _last_name(manager)
+                last = name.rpartition(".")[2]
+                if name in EXPECT_RAISES or last.startswith("assertRaises"):
+                    return True
         return False
 
     def enclosing(self, *types: type[ast.AST]) -> ast.AST | None:

@@ -66,6 +66,7 @@ class Recorder(Rule):
                 "in_test": ctx.in_test,
                 "module_level": ctx.at_module_level,
                 "in_loop": ctx.in_loop(node),
+                "expected_to_raise": ctx.expected_to_raise(node),
             }
         )
         return iter(())
@@ -126,6 +127,7 @@ def test_context_scopes_and_classification() -> None:
     )
     assert seen["module_call"] == {
         "name": "module_call", "where": "", "in_test": False, "module_level": True, "in_loop": False,
+        "expected_to_raise": False,
     }
     assert seen["in_fixture"]["where"] == "server" and seen["in_fixture"]["in_test"] is True
     # a decorator runs in the enclosing scope, at import time
@@ -142,6 +144,36 @@ def test_context_scopes_and_classification() -> None:
     assert seen["in_setup"]["in_test"] is True
     assert seen["in_derived_teardown"]["in_test"] is True  # a TestCase through a local base
     assert seen["in_plain_function"]["in_test"] is False
+
+
+def test_expected_to_raise() -> None:
+    seen = record(
+        """
+        import pytest
+        from pytest import raises as expect
+
+        def test_raises(self):
+            with pytest.raises(OSError):
+                inside_pytest_raises()
+            with expect(OSError), open_other():
+                inside_aliased_raises()
+            with self.assertRaisesRegex(ValueError, "x"):
+                def later():
+                    inside_nested_def()
+                inside_assert_raises()
+            with pytest.raises(a_manager_argument()):
+                pass
+            with pytest.warns(UserWarning):
+                inside_warns()
+            after_the_with()
+        """
+    )
+    expected = {
+        "inside_pytest_raises": True, "inside_aliased_raises": True, "inside_assert_raises": True,
+        "inside_nested_def": False, "a_manager_argument": False, "open_other": False, "inside_warns": False,
+        "after_the_with": False,
+    }
+    assert {name: seen[name]["expected_to_raise"] for name in expected} == expected
 
 
 def test_function_local_import_is_scoped() -> None:
