@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator
 
 from flake8_hermetic.engine import DEF_TYPES, Context
+from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.registry import Rule, Violation
 
 PARAMETRIZE = "pytest.mark.parametrize"
@@ -630,7 +631,11 @@ class ImportTimeExitRule(Rule):
     The usual spelling is a guard for an optional dependency:
     `try: import numpy` / `except ImportError: sys.exit(0)`, or a version
     check at the top of the module. Code under `if __name__ == "__main__":`
-    does not run under pytest and is not flagged.
+    does not run under pytest and is not flagged. Neither is a module that
+    has read `sys.argv` at import time before it exits: such a file is a
+    script a test runs in a child process (`subprocess.run([sys.executable,
+    helper, ...])`), where exiting with a status is the point, not a module
+    pytest imports.
 
     ## Why is this bad?
     `SystemExit` is not an `ImportError`: pytest does not turn it into a
@@ -663,13 +668,32 @@ class ImportTimeExitRule(Rule):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.timing = CollectionTime(ctx)
+        self.script = False
+
+    def _reads_command_line(self, node: ast.Name | ast.Attribute) -> None:
+        if not self.script and self.ctx.resolve(node) == "sys.argv" and self.timing.import_time(node):
+            self.script = True
+
+    def visit_Attribute(self, node: ast.Attribute) -> Iterator[Violation]:
+        if node.attr == "argv":
+            self._reads_command_line(node)
+        return iter(())
+
+    def visit_Name(self, node: ast.Name) -> Iterator[Violation]:
+        if node.id == "argv":
+            self._reads_command_line(node)
+        return iter(())
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        if self.script:
+            return
         name = self.ctx.call_name(node)
         if name in EXITS and self.timing.import_time(node):
             yield self.report(node, name=f"{name}()")
 
     def visit_Raise(self, node: ast.Raise) -> Iterator[Violation]:
+        if self.script:
+            return
         exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
         if exc is not None and self.ctx.resolve(exc) in ("SystemExit", "builtins.SystemExit"):
             if self.timing.import_time(node):
@@ -702,6 +726,10 @@ LEXICAL = frozenset(
     {"join", "basename", "dirname", "split", "splitext", "splitdrive", "splitroot", "normcase", "normpath", "isabs", "commonprefix", "commonpath"}
 )
 PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join"})
+# abspath() reads only the working directory, not the file: a location once something opens it.
+PATH_WRAPPERS = PATH_JOINS | {"os.path.abspath", "posixpath.abspath", "ntpath.abspath"}
+#: what may stand between a Path() and the comparison that makes it a value: containers, constructors
+VALUE_HOLDERS = (ast.keyword, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred)
 
 
 def _literal_head(node: ast.AST) -> str | None:
@@ -723,10 +751,10 @@ class RelativeRepoPathRule(Rule):
     top-level directories (`--hermetic-repo-dirs`) followed by `/`, or is
     the bare directory name, is reported when it is the first argument of
     `Path()`, `open()`, a function of `os.path` that touches the file
-    system (`exists`, `isfile`, `abspath` ...), `glob.glob()`,
+    system (`exists`, `isfile`, `getsize` ...), `glob.glob()`,
     `os.listdir()`, `os.scandir()` or `os.walk()`, directly or as the head
-    of an `os.path.join()` given to one of them. A leading `./` changes
-    nothing.
+    of an `os.path.join()` or `os.path.abspath()` given to one of them. A
+    leading `./` changes nothing.
 
     ## Why is this bad?
     A relative path is resolved against the process's current directory,
@@ -759,12 +787,17 @@ class RelativeRepoPathRule(Rule):
     reported.
 
     ## Known problems
-    A `Path` compared with something (`assert p == Path("src/a.py")`) is
-    data, not a location, and is not reported; neither are the purely
-    lexical helpers (`os.path.join`, `basename`, `splitext`, `normpath`
-    ...) on their own, nor `PurePath`: `os.path.join("lib", "python3")` is
-    often a fragment joined onto another root later. A joined path stored
-    in a variable and opened later is therefore not seen.
+    A `Path` compared with something (`assert p == Path("src/a.py")`), also
+    from inside a container or a constructor of the expected value
+    (`assert f() == Result(path=Path("src"))`), is data, not a location,
+    and is not reported; neither are the purely lexical helpers
+    (`os.path.join`, `basename`, `splitext`, `normpath` ...) and
+    `os.path.abspath` (which reads the working directory but no file) on
+    their own, nor `PurePath`: `os.path.join("lib", "python3")` is often a
+    fragment joined onto another root later, and `abspath("tests/x.py")`
+    is as often a string for a matcher as a file to open. A joined or
+    absolutised path stored in a variable and opened later is therefore
+    not seen, and neither is `sys.path.insert(0, os.path.abspath("src"))`.
     """
 
     code = "HRM404"
@@ -778,7 +811,23 @@ class RelativeRepoPathRule(Rule):
         if name in PATH_TAKERS:
             return True
         module, _, function = name.rpartition(".")
-        return module in ("os.path", "posixpath", "ntpath") and function not in LEXICAL
+        return module in ("os.path", "posixpath", "ntpath") and function not in LEXICAL and function != "abspath"
+
+    def _compared_as_data(self, node: ast.Call) -> bool:
+        """``assert f() == Result(path=Path("src"))``: the Path is an expected
+        value, built into a comparison, not opened."""
+        child: ast.AST = node
+        for parent in reversed(self.ctx.parents):
+            if isinstance(parent, ast.Compare):
+                return True
+            if isinstance(parent, ast.Call):
+                callee = dotted_name(parent.func) or ""
+                if child is parent.func or not callee.rpartition(".")[2][:1].isupper():
+                    return False
+            elif not isinstance(parent, VALUE_HOLDERS):
+                return False
+            child = parent
+        return False
 
     def _names_repo_dir(self, text: str) -> bool:
         text = text.replace("\\", "/")
@@ -793,13 +842,13 @@ class RelativeRepoPathRule(Rule):
         if name is None or not self._takes_path(name):
             return
         literal = node.args[0]
-        if isinstance(literal, ast.Call) and literal.args and self.ctx.call_name(literal) in PATH_JOINS:
+        while isinstance(literal, ast.Call) and literal.args and self.ctx.call_name(literal) in PATH_WRAPPERS:
             # a joined fragment is only a location once it is opened: open(os.path.join("tests", "x"))
             literal = literal.args[0]
         text = _literal_head(literal)
         if text is None or not self._names_repo_dir(text):
             return
-        if name in PATH_CLASSES and isinstance(self.ctx.parent, ast.Compare):
+        if name in PATH_CLASSES and self._compared_as_data(node):
             return
         shown = ast.get_source_segment(self.ctx.source, literal) or repr(text)
         yield dataclasses.replace(self.report(literal, path=shown), where=self.ctx.where_of(node))

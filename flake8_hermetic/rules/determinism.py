@@ -293,6 +293,139 @@ class Deadlines:
         return any(self.ctx.resolve(candidate) in INTERRUPTIONS for candidate in candidates)
 
 
+#: last parts of call names that start something running beside the test:
+#: a thread, a process, a task, a server, an executor job
+STARTER_SUFFIXES = ("Thread", "Timer", "Process", "Popen", "Pool", "Executor", "Server")
+STARTER_NAMES = frozenset(
+    {
+        "start", "start_new_thread", "start_new", "start_threads", "start_soon", "fork", "forkpty",
+        "posix_spawn", "posix_spawnp", "submit", "apply_async", "map_async", "run_in_executor",
+        "to_thread", "create_task", "ensure_future", "serve_forever", "create_subprocess_exec",
+        "create_subprocess_shell", "create_server", "start_server", "start_unix_server",
+    }
+)
+#: calls that read the wall clock when given no time of their own (the number of arguments that is "none")
+CLOCK_DEFAULT_CALLS = {
+    "time.localtime": 0, "time.gmtime": 0, "time.ctime": 0, "time.asctime": 0, "time.strftime": 1,
+    "datetime.datetime.now": 1, "datetime.datetime.utcnow": 0, "datetime.datetime.today": 0,
+    "datetime.date.today": 0, "os.utime": 1,
+}
+#: attributes that are a file's timestamps (stat results, py.path), and ``touch()``, which sets one
+TIMESTAMP_ATTRIBUTES = frozenset(
+    {"st_mtime", "st_atime", "st_ctime", "st_mtime_ns", "st_atime_ns", "st_ctime_ns", "st_birthtime"}
+    | {"mtime", "atime", "ctime", "getmtime", "getatime", "getctime", "touch"}
+)
+Position = tuple[int, int]
+
+
+class ClockSteps:
+    """Where one function reads a clock or a file timestamp, and where it
+    starts something that runs beside it (a thread, a process, a task, a
+    server): the data for telling a sleep that lets the clock move on from
+    a sleep that waits for another party.
+    """
+
+    __slots__ = ("reads", "starts")
+
+    def __init__(self, function: FunctionNode | None, ctx: Context) -> None:
+        self.reads: list[Position] = []
+        self.starts: list[Position] = []
+        for node in own_nodes(function) if function is not None else ():
+            if isinstance(node, ast.Attribute) and node.attr in TIMESTAMP_ATTRIBUTES:
+                self.reads.append((node.lineno, node.col_offset))
+            elif isinstance(node, ast.Call):
+                name = ctx.call_name(node)
+                if name in CLOCKS or (
+                    name in CLOCK_DEFAULT_CALLS and len(node.args) <= CLOCK_DEFAULT_CALLS[name] and not node.keywords
+                ):
+                    self.reads.append((node.lineno, node.col_offset))
+                last = name.rpartition(".")[2] if name else getattr(node.func, "attr", "")
+                if last in STARTER_NAMES or last.endswith(STARTER_SUFFIXES) or last.startswith("spawn"):
+                    self.starts.append((node.lineno, node.col_offset))
+
+    def lets_clock_advance(self, sleep: ast.Call) -> bool:
+        """A timestamp is read after ``sleep`` and nothing was started before it
+        that the sleep could be waiting for."""
+        begin = (sleep.lineno, sleep.col_offset)
+        end = (sleep.end_lineno or sleep.lineno, sleep.end_col_offset or sleep.col_offset)
+        return any(read > end for read in self.reads) and not any(start < begin for start in self.starts)
+
+
+def clock_steps(cache: dict[int, ClockSteps], ctx: Context) -> ClockSteps:
+    """The :class:`ClockSteps` of the function being visited, built once per function."""
+    function = ctx.function
+    steps = cache.get(id(function))
+    if steps is None:
+        steps = cache[id(function)] = ClockSteps(function, ctx)
+    return steps
+
+
+#: a binding of a function or class name: (id of the outermost function holding it, id of the
+#: frame defining it, name); both ids are 0 for a module-level name
+Binding = tuple[int, int, str]
+
+
+class HandedCallables:
+    """Which functions, methods and classes of a file are handed to other code
+    (passed as an argument: ``Thread(target=f)``, ``pool.map(f, ...)``,
+    ``run_in_executor(None, f)``, ``settrace(f)``, ``HTTPServer(addr, Handler)``)
+    and which the file calls itself (``f()``, ``self.f()``), filled call by
+    call during the walk.
+    """
+
+    __slots__ = ("ctx", "handed", "called", "handed_attributes", "called_methods")
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.handed: set[tuple[int, str]] = set()
+        self.called: set[tuple[int, str]] = set()
+        self.handed_attributes: set[tuple[str, str]] = set()
+        self.called_methods: set[str] = set()
+
+    def record(self, call: ast.Call) -> None:
+        func = call.func
+        if type(func) is ast.Name:
+            function = self.ctx.function
+            self.called.add((id(function) if function is not None else 0, func.id))
+            self.called.add((-1, func.id))
+        elif type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in ("self", "cls"):
+            self.called_methods.add(func.attr)
+        values: list[ast.expr] = [*call.args, *(keyword.value for keyword in call.keywords)]
+        top = 0
+        while values:
+            value = values.pop()
+            kind = type(value)
+            if kind is ast.Name:
+                if not top:
+                    top = next((id(s.node) for s in self.ctx.scopes if s.kind == "function"), -1)
+                self.handed.add((top, value.id))  # type: ignore[attr-defined]
+                self.handed.add((-1, value.id))  # type: ignore[attr-defined]
+            elif kind is ast.Attribute and type(value.value) is ast.Name:  # type: ignore[attr-defined]
+                self.handed_attributes.add((value.value.id, value.attr))  # type: ignore[attr-defined]
+            elif kind in (ast.Tuple, ast.List, ast.Starred):
+                values.extend(value.elts if kind is not ast.Starred else [value.value])  # type: ignore[attr-defined]
+
+    def method_handed_only(self, class_name: str, method: str) -> bool:
+        """``self.method``, ``cls.method`` or ``Class.method`` is handed to other
+        code and ``self.method()`` / ``cls.method()`` is never called."""
+        return method not in self.called_methods and any(
+            (receiver, method) in self.handed_attributes for receiver in ("self", "cls", class_name)
+        )
+
+    def handed_only(self, binding: Binding) -> bool:
+        """Handed to other code and never called directly where it is defined
+        (for a module-level name: anywhere in the file)."""
+        top, frame, name = binding
+        if not top:
+            return (-1, name) in self.handed and (-1, name) not in self.called
+        return (top, name) in self.handed and (frame, name) not in self.called
+
+
+def is_thread_class(ctx: Context, node: ast.ClassDef) -> bool:
+    """A subclass of a thread or process class: its ``run`` is the body of another thread."""
+    return any((ctx.resolve(base) or "").rpartition(".")[2].endswith(("Thread", "Process")) for base in node.bases)
+
+
 class SleepRule(Rule):
     """
     Flags a straight-line `time.sleep()` in a test file: a wait of a guessed length.
@@ -312,7 +445,22 @@ class SleepRule(Rule):
       deadline is tested against;
     - a sleep until a computed instant (`sleep(retry_at - time.time())`);
     - a sleep between two clock readings: it is the thing being measured,
-      and HRM203 judges what is asserted about it.
+      and HRM203 judges what is asserted about it;
+    - a sleep that lets the clock move on: the same function reads a clock
+      or a file timestamp after it (`time.time()`, `datetime.now()`,
+      `st_mtime`, `path.mtime()`, or sets one with `touch()` / `os.utime()`)
+      and has started no thread, process, task or server before it that the
+      sleep could be waiting for. A slower host only widens the gap between
+      the two stamps, which is what the test needs;
+    - a sleep in code that runs beside the test rather than in it, where it
+      is the simulated length of the other side's work: a lambda passed as
+      an argument (`Thread(target=lambda: time.sleep(1))`), a nested
+      function, a module-level function or a method that is passed by name
+      (`target=worker`, `pool.map(slow_square, ...)`,
+      `Process(target=self._child)`, `signal.signal(SIGUSR1, handler)`) and
+      never called directly by the code that defines it, the methods of a
+      class handed over the same way (`TCPServer(address, SlowHandler)`),
+      and the `run` of a `Thread` or `Process` subclass.
 
     The call is read through the file's imports: `from time import sleep as
     snooze; snooze(1)` is flagged.
@@ -345,24 +493,34 @@ class SleepRule(Rule):
     None.
 
     ## Known problems
-    A sleep that stands for slow work (a fake handler that takes a while to
-    answer, a thread target that keeps a lock held) is flagged like a wait.
-    It is the same bet when the test needs the other side to get somewhere
-    first; when it does not, an `Event` the test releases still makes the
-    intent explicit.
+    A thread target that sleeps to give the test's own thread time to get
+    somewhere ("wait until the main thread blocks") is the same bet seen
+    from the other side, and is not flagged once the target is handed over.
+    Slow work that the test reaches some other way is still flagged: a fake
+    object's method called by the code under test, a helper that is both
+    handed to a pool and called directly, a stress run that lets threads
+    race for a second before stopping them. So is a clock advance that only
+    the code under test observes (a log handler's rollover check after
+    `sleep(1.1)`). An `Event` the test releases, or an injected clock,
+    states the intent in those cases.
     """
 
     code = "HRM201"
     message = "{name}() waits a guessed time and flakes on a loaded host; wait on the state itself with a timeout (Event.wait, Queue.get, join) or poll with a deadline"
 
-    __slots__ = ("_deadlines", "_flows")
+    __slots__ = ("_deadlines", "_flows", "_handed", "_pending", "_steps")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._deadlines = Deadlines(ctx)
         self._flows = ClockFlows(ctx)
+        self._handed = HandedCallables(ctx)
+        self._steps: dict[int, ClockSteps] = {}
+        #: sleeps in a helper, judged after the walk: (violation, bindings, method name)
+        self._pending: list[tuple[Violation, list[Binding], str | None]] = []
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        self._handed.record(node)
         if self.ctx.call_name(node) != "time.sleep":
             return
         duration = duration_argument(node, ("secs", "seconds"))
@@ -370,7 +528,65 @@ class SleepRule(Rule):
             return
         if self._deadlines.bounded() or self._flows.current().is_elapsed(duration) or self._is_measured(node):
             return
-        yield self.report(node, name="time.sleep")
+        if clock_steps(self._steps, self.ctx).lets_clock_advance(node):
+            return
+        helper = self._helper_frame()
+        if helper is True:
+            return
+        violation = self.report(node, name="time.sleep")
+        if helper:
+            self._pending.append((violation, *helper))
+        else:
+            yield violation
+
+    def finish(self) -> Iterator[Violation]:
+        handed = self._handed
+        for violation, bindings, method in self._pending:
+            if any(handed.handed_only(binding) for binding in bindings):
+                continue
+            if method is not None and handed.method_handed_only(bindings[0][2], method):
+                continue
+            yield violation
+
+    def _binding(self, index: int, name: str) -> Binding:
+        """The binding of ``name`` defined in ``self.ctx.scopes[index]``."""
+        scopes = self.ctx.scopes
+        functions = [scope for scope in scopes[: index + 1] if scope.kind == "function"]
+        if not functions:
+            return (0, 0, name)
+        return (id(functions[0].node), id(functions[-1].node), name)
+
+    def _helper_frame(self) -> bool | tuple[list[Binding], str | None] | None:
+        """Whether the sleep runs in a frame other code calls: True when it
+        surely does (a lambda passed as an argument, the ``run`` of a Thread
+        subclass), the names that decide it after the walk (a nested def, a
+        module-level function, a method or its class: handed to other code,
+        never called directly), None when it runs in the test's own flow."""
+        ctx = self.ctx
+        parents = ctx.parents
+        for index in range(len(parents) - 1, -1, -1):
+            ancestor = parents[index]
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                break
+            if isinstance(ancestor, ast.Lambda):
+                holder = parents[index - 1] if index else None
+                if isinstance(holder, ast.keyword) or (
+                    isinstance(holder, ast.Call) and any(argument is ancestor for argument in holder.args)
+                ):
+                    return True
+                if isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name):
+                    return [self._binding(len(ctx.scopes) - 1, holder.targets[0].id)], None
+                return None
+        scopes = ctx.scopes
+        inner = scopes[-1]
+        if inner.kind != "function" or inner.is_test_code:
+            return None
+        outer = scopes[-2]
+        if outer.kind != "class":
+            return [self._binding(len(scopes) - 2, inner.name)], None
+        if inner.name == "run" and is_thread_class(ctx, outer.node):  # type: ignore[arg-type]
+            return True
+        return [self._binding(len(scopes) - 3, outer.name)], inner.name
 
     def _is_measured(self, node: ast.Call) -> bool:
         """``t0 = monotonic(); sleep(0.1); t1 = monotonic()``: the sleep is
@@ -413,7 +629,10 @@ class AsyncSleepRule(Rule):
     - a sleep in a coroutine defined inside another function: a stand-in
       task the test schedules, whose sleep is the length of its simulated
       work. The event loop fires timers in deadline order, so the order
-      such tasks produce among themselves does not depend on the host.
+      such tasks produce among themselves does not depend on the host;
+    - a sleep that lets the clock move on (a clock or file timestamp is
+      read after it in the same function, and no task, thread, process or
+      server was started before it), as for HRM201.
 
     ## Example
     ```python
@@ -443,11 +662,12 @@ class AsyncSleepRule(Rule):
     code = "HRM202"
     message = "await {name}() guesses how long another task needs and flakes on a loaded host; await the event itself, bounded (asyncio.wait_for)"
 
-    __slots__ = ("_deadlines",)
+    __slots__ = ("_deadlines", "_steps")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._deadlines = Deadlines(ctx)
+        self._steps: dict[int, ClockSteps] = {}
 
     def visit_Await(self, node: ast.Await) -> Iterator[Violation]:
         call = node.value
@@ -460,6 +680,8 @@ class AsyncSleepRule(Rule):
         if duration is None or is_literal_zero(duration) or self.ctx.in_loop():
             return
         if self._in_nested_coroutine() or self._deadlines.bounded() or self._deadlines.interrupted_on_purpose():
+            return
+        if clock_steps(self._steps, self.ctx).lets_clock_advance(call):
             return
         yield self.report(node, name=name)
 
@@ -475,6 +697,83 @@ COMPARING_ASSERTS = frozenset(
     {"assertLess", "assertLessEqual", "assertGreater", "assertGreaterEqual", "assertAlmostEqual", "assertNotAlmostEqual"}
 )
 TRUTH_ASSERTS = frozenset({"assertTrue", "assertFalse"})
+ALMOST_ASSERTS = frozenset({"assertAlmostEqual", "assertNotAlmostEqual"})
+#: clocks of CPU work done, not of time passing: a faster host makes them smaller
+CPU_CLOCKS = frozenset(f"time.{clock}{suffix}" for clock in ("process_time", "thread_time") for suffix in ("", "_ns"))
+WALL_CLOCKS = CLOCKS - CPU_CLOCKS
+#: calls whose result never falls when their argument rises
+MONOTONE_CALLS = frozenset({"round", "float", "int", "max", "min", "sum", "math.floor", "math.ceil", "math.trunc"})
+#: how far a duration is followed through names and arithmetic before giving up (and reporting)
+DURATION_DEPTH = 32
+
+
+class Durations:
+    """Which values of one function are wall-clock durations that a slower
+    host can only make longer: ``end - start`` of two readings, scaled or
+    offset by clock-free values, and names only ever assigned such values.
+    """
+
+    __slots__ = ("_assigned", "_flow", "_resolve")
+
+    def __init__(self, function: FunctionNode | None, flow: ClockFlow, resolve: Callable[[ast.AST], str | None]) -> None:
+        self._flow = flow
+        self._resolve = resolve
+        self._assigned: dict[str, list[tuple[ast.operator | None, ast.expr]]] = {}
+        for node in own_nodes(function) if function is not None else ():
+            if isinstance(node, ast.AugAssign):
+                key = dotted_name(node.target)
+                if key is not None:
+                    self._assigned.setdefault(key, []).append((node.op, node.value))
+                continue
+            for target, value in assigned_pairs(node):
+                key = dotted_name(target)
+                if key is not None:
+                    self._assigned.setdefault(key, []).append((None, value))
+
+    def _values(self, node: ast.AST) -> list[tuple[ast.operator | None, ast.expr]]:
+        key = dotted_name(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        return self._assigned.get(key, []) if key is not None else []
+
+    def is_reading(self, node: ast.AST, depth: int = 0) -> bool:
+        """A wall-clock call, or a name only ever assigned wall-clock readings."""
+        if depth > DURATION_DEPTH:
+            return False
+        if isinstance(node, ast.Call):
+            return self._resolve(node.func) in WALL_CLOCKS
+        # a list of readings and its items: times = [monotonic() for _ in ...]; times[0]
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return self.is_reading(node.elt, depth + 1)
+        if isinstance(node, ast.Subscript):
+            return self.is_reading(node.value, depth + 1)
+        values = self._values(node)
+        return bool(values) and all(op is None and self.is_reading(value, depth + 1) for op, value in values)
+
+    def grows(self, node: ast.AST, depth: int = 0) -> bool:
+        if depth > DURATION_DEPTH:
+            return False
+        depth += 1
+        level = self._flow.level
+        if isinstance(node, ast.BinOp):
+            left, right, op = node.left, node.right, node.op
+            if isinstance(op, ast.Sub):
+                if not level(right):
+                    return self.grows(left, depth)
+                return self.is_reading(left, depth) and self.is_reading(right, depth)
+            if isinstance(op, (ast.Add, ast.Mult)) and not level(left):
+                left, right = right, left
+            if isinstance(op, (ast.Add, ast.Mult, ast.Div, ast.FloorDiv)) and not level(right):
+                negative = isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub)
+                return not (negative and not isinstance(op, ast.Add)) and self.grows(left, depth)
+            return False
+        if isinstance(node, ast.Call):
+            if self._resolve(node.func) not in MONOTONE_CALLS or node.keywords:
+                return False
+            timed = [argument for argument in node.args if level(argument)]
+            return bool(timed) and all(self.grows(argument, depth) for argument in timed)
+        timed_values = [(op, value) for op, value in self._values(node) if level(value)]
+        return bool(timed_values) and all(
+            (op is None or isinstance(op, ast.Add)) and self.grows(value, depth) for op, value in timed_values
+        )
 
 
 class ElapsedTimeAssertionRule(Rule):
@@ -485,9 +784,8 @@ class ElapsedTimeAssertionRule(Rule):
     How long a piece of code takes depends on the machine, its load, the
     other tests running beside it and the garbage collector's mood. A bound
     that holds on the author's laptop (`elapsed < 0.5`) fails on a busy CI
-    runner, and a lower bound (`elapsed >= 0.1` after `sleep(0.1)`) fails
-    where the clock is coarse. Either way the verdict depends on the host,
-    not on the code.
+    runner, and a two-sided window (`0.8 <= elapsed <= 2.0`) fails the same
+    way. Either way the verdict depends on the host, not on the code.
 
     The rule follows durations through the function that measures them:
     a name assigned from arithmetic on `time.time()`, `monotonic()`,
@@ -498,6 +796,17 @@ class ElapsedTimeAssertionRule(Rule):
     AlmostEqual`, `self.assertTrue(a < b)` on such a value. Comparing two raw
     readings (`assert t2 >= t1`, a check that a clock does not go backwards)
     is not an elapsed-time assertion and is not flagged.
+
+    A lower bound on a wall-clock duration by a clock-free value
+    (`assert elapsed >= 0.1` after waiting 0.2 seconds, `assertGreater(delta,
+    timeout - 1)`, `assertFalse(dt < 0.1)`) is left alone: a slow or loaded
+    host only makes the measured time longer, so it cannot turn that
+    assertion red. It counts as a lower bound only when the duration is a
+    difference of two wall-clock readings (`end - start`), possibly scaled,
+    offset or rounded, or a name only ever assigned such values; a
+    remaining time (`deadline - monotonic()`), a comparison with another
+    clock value, and any bound on `process_time()`/`thread_time()` (CPU
+    work, which a faster host does less of) are still flagged.
 
     ## Example
     ```python
@@ -526,35 +835,64 @@ class ElapsedTimeAssertionRule(Rule):
     A test that replaces the clock (`mock.patch("time.monotonic", ...)`)
     makes the arithmetic deterministic, and its assertions are still
     flagged; such a test usually reads better with an injected clock.
+    A lower bound equal to the length of the wait (`elapsed >= 0.1` after
+    `sleep(0.1)`) can still fail where the clock ticks coarsely (15.6 ms
+    on older Windows), and is not flagged.
     """
 
     code = "HRM203"
     message = "assertion on elapsed wall-clock time depends on the host's speed and load; assert the behaviour and measure speed in a benchmark"
 
-    __slots__ = ("_flows",)
+    __slots__ = ("_durations", "_flows")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._flows = ClockFlows(ctx)
+        self._durations: dict[int, Durations] = {}
 
     def _flow(self) -> ClockFlow:
         return self._flows.current()
 
-    def _compares_elapsed(self, expr: ast.AST) -> bool:
+    def _growing(self, node: ast.AST) -> bool:
+        function = self.ctx.function
+        durations = self._durations.get(id(function))
+        if durations is None:
+            durations = self._durations[id(function)] = Durations(function, self._flow(), self.ctx.resolve)
+        return durations.grows(node)
+
+    def _bounds_elapsed(self, left: ast.AST, right: ast.AST, greater: bool) -> bool:
+        """Whether asserting ``left >= right`` (``greater``) or ``left <= right``
+        bounds a duration in a way a host can break: a lower bound on a
+        wall-clock duration by a clock-free value is the one shape it cannot."""
         flow = self._flow()
-        for node in subtree(expr):
-            if not isinstance(node, ast.Compare):
+        if not (flow.is_elapsed(left) or flow.is_elapsed(right)):
+            return False
+        larger, smaller = (left, right) if greater else (right, left)
+        return bool(flow.level(smaller)) or not self._growing(larger)
+
+    def _compares_elapsed(self, expr: ast.AST, negated: bool = False) -> bool:
+        flow = self._flow()
+        stack: list[tuple[ast.AST, bool]] = [(expr, negated)]
+        while stack:
+            node, flipped = stack.pop()
+            if isinstance(node, ast.Lambda):
                 continue
-            operands = [node.left, *node.comparators]
-            for index, op in enumerate(node.ops):
-                left, right = operands[index], operands[index + 1]
-                if isinstance(op, ORDERING) and (flow.is_elapsed(left) or flow.is_elapsed(right)):
-                    return True
-                if isinstance(op, (ast.Eq, ast.NotEq)):
-                    if (self._is_approx(right) and flow.is_elapsed(left)) or (
-                        self._is_approx(left) and flow.is_elapsed(right)
-                    ):
-                        return True
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                stack.append((node.operand, not flipped))
+                continue
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                for index, op in enumerate(node.ops):
+                    left, right = operands[index], operands[index + 1]
+                    if isinstance(op, ORDERING):
+                        if self._bounds_elapsed(left, right, isinstance(op, (ast.Gt, ast.GtE)) != flipped):
+                            return True
+                    elif isinstance(op, (ast.Eq, ast.NotEq)):
+                        if (self._is_approx(right) and flow.is_elapsed(left)) or (
+                            self._is_approx(left) and flow.is_elapsed(right)
+                        ):
+                            return True
+            stack.extend((child, flipped) for child in ast.iter_child_nodes(node))
         return False
 
     def _is_approx(self, node: ast.expr) -> bool:
@@ -564,19 +902,31 @@ class ElapsedTimeAssertionRule(Rule):
         if self._compares_elapsed(node.test):
             yield self.report(node)
 
+    def _compared_pair(self, node: ast.Call) -> tuple[ast.expr | None, ast.expr | None]:
+        positional = [a for a in node.args[:2] if not isinstance(a, ast.Starred)]
+        if len(positional) < len(node.args[:2]):
+            return None, None
+        by_keyword = {k.arg: k.value for k in node.keywords if k.arg in ("first", "second")}
+        positional += [None, None]
+        return positional[0] or by_keyword.get("first"), positional[1] or by_keyword.get("second")
+
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         func = node.func
         if not isinstance(func, ast.Attribute):
             return
         if func.attr in COMPARING_ASSERTS:
-            operands: list[ast.expr] = [a for a in node.args[:2] if not isinstance(a, ast.Starred)]
-            operands += [k.value for k in node.keywords if k.arg in ("first", "second")]
-            flow = self._flow()
-            if any(flow.is_elapsed(operand) for operand in operands):
+            first, second = self._compared_pair(node)
+            if first is None or second is None or func.attr in ALMOST_ASSERTS:
+                flow = self._flow()
+                operands = [a for a in node.args[:2] if not isinstance(a, ast.Starred)]
+                operands += [k.value for k in node.keywords if k.arg in ("first", "second")]
+                if any(flow.is_elapsed(operand) for operand in operands):
+                    yield self.report(node)
+            elif self._bounds_elapsed(first, second, func.attr.startswith("assertGreater")):
                 yield self.report(node)
         elif func.attr in TRUTH_ASSERTS:
             subject = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "expr"), None)
-            if subject is not None and self._compares_elapsed(subject):
+            if subject is not None and self._compares_elapsed(subject, negated=func.attr == "assertFalse"):
                 yield self.report(node)
 
 
@@ -649,6 +999,87 @@ class WaitedCoroutines:
         self.names = waited
 
 
+#: calls that satisfy a later await of the same receiver: ev.set() -> ev.wait(), q.put() -> q.get()
+SUPPLY_METHODS = frozenset({"set", "clear", "put", "put_nowait", "set_result", "set_exception"})
+PUTS = frozenset({"put", "put_nowait"})
+MOCK_FACTORIES = frozenset({"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "NonCallableMagicMock", "create_autospec"})
+REPEATING = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+class SuppliedSignals:
+    """What one function did to its signals before awaiting them.
+
+    Records, in source order, each ``ev.set()``/``ev.clear()``,
+    ``q.put(...)``/``q.put_nowait(...)``, ``await q.get()`` and
+    ``fut.set_result(...)`` the function runs itself (a statement or an
+    ``await``, not a call scheduled for later), whether it sits in a loop,
+    and the names it binds to mocks (``AsyncMock()``, ``with patch(...) as m``).
+    """
+
+    __slots__ = ("_events", "mocks")
+
+    def __init__(self, function: FunctionNode, ctx: Context) -> None:
+        self._events: dict[str, list[tuple[tuple[int, int], str, bool]]] = {}
+        self.mocks: set[str] = set()
+        stack: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in reversed(function.body)]
+        while stack:
+            node, repeated = stack.pop()
+            if isinstance(node, NEW_FRAMES):
+                continue
+            if isinstance(node, (ast.Expr, ast.Await)) and isinstance(node.value, ast.Call):
+                self._record(node.value, awaited=isinstance(node, ast.Await), repeated=repeated)
+            for target, value in assigned_pairs(node):
+                key = dotted_name(target)
+                if key is not None and isinstance(value, ast.Call) and last_name(ctx, value) in MOCK_FACTORIES:
+                    self.mocks.add(key)
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    opened = item.context_expr
+                    key = dotted_name(item.optional_vars) if item.optional_vars is not None else None
+                    if key is not None and isinstance(opened, ast.Call) and "patch" in called_as(ctx, opened):
+                        self.mocks.add(key)
+            looping = repeated or isinstance(node, REPEATING)
+            stack.extend((child, looping) for child in reversed(list(ast.iter_child_nodes(node))))
+
+    def _record(self, call: ast.Call, awaited: bool, repeated: bool) -> None:
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return
+        method = func.attr
+        if method in SUPPLY_METHODS or (awaited and method == "get" and not call.args and not call.keywords):
+            receiver = dotted_name(func.value)
+            if receiver is not None:
+                self._events.setdefault(receiver, []).append(((call.lineno, call.col_offset), method, repeated))
+
+    def is_mock(self, receiver: str) -> bool:
+        return receiver in self.mocks or receiver.partition(".")[0] in self.mocks
+
+    def supplied(self, receiver: str, method: str | None, position: tuple[int, int], repeated: bool) -> bool:
+        """Whether the function already supplied what ``await receiver.method()``
+        (``method`` None: ``await receiver``) waits for, at ``position``."""
+        before = [(kind, looped) for at, kind, looped in self._events.get(receiver, ()) if at < position]
+        if method is None:
+            return any(kind in ("set_result", "set_exception") for kind, _ in before)
+        if method == "wait":
+            toggles = [kind for kind, _ in before if kind in ("set", "clear")]
+            return bool(toggles) and toggles[-1] == "set"
+        if method == "get":
+            puts = [looped for kind, looped in before if kind in PUTS]
+            gets = [looped for kind, looped in before if kind == "get"]
+            if any(puts):
+                return True
+            return not repeated and not any(gets) and len(puts) > len(gets)
+        return False
+
+
+def called_as(ctx: Context, call: ast.Call) -> str:
+    return ctx.call_name(call) or dotted_name(call.func) or ""
+
+
+def last_name(ctx: Context, call: ast.Call) -> str:
+    return called_as(ctx, call).rpartition(".")[2]
+
+
 class UnboundedAwaitRule(Rule):
     """
     Flags an unbounded await of a signal in a test: `await ev.wait()`, `await q.get()`, `await q.join()` or an awaited bare future, with no timeout around it.
@@ -676,6 +1107,16 @@ class UnboundedAwaitRule(Rule):
     not when the test runs it only under one of the bounds above or starts
     it as a task it never waits for.
 
+    An await that cannot wait is left alone: the same function already
+    sent the signal before it (`ev.set()` with no `ev.clear()` since, at
+    least as many `q.put()`/`q.put_nowait()` as `q.get()` awaits so far,
+    or a put in a loop, `fut.set_result()`), the receiver is a mock the
+    function made (`AsyncMock()`, `with patch(...) as m`), or the await
+    sits inside `pytest.raises(...)`/`assertRaises(...)`, where the test
+    expects it to fail at once. A put scheduled for later
+    (`call_soon(ev.set)`, `create_task(q.put(x))`) is another task's job
+    and does not count.
+
     ## Example
     ```python
     async def test_ready_is_announced(service):
@@ -702,13 +1143,33 @@ class UnboundedAwaitRule(Rule):
     code = "HRM204"
     message = "await {what} never returns if the signal is never sent, hanging the run; bound it: asyncio.wait_for(..., timeout=) or async with asyncio.timeout()"
 
-    __slots__ = ("_deadlines", "_futures", "_waited")
+    __slots__ = ("_deadlines", "_futures", "_supplied", "_waited")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._deadlines = Deadlines(ctx)
         self._futures: dict[int, set[str]] = {}
+        self._supplied: dict[int, SuppliedSignals] = {}
         self._waited: dict[int, WaitedCoroutines] = {}
+
+    def _cannot_hang(self, node: ast.Await) -> bool:
+        """The function already sent the signal (``ev.set()``, ``q.put(x)``,
+        ``fut.set_result(x)`` before the await), or the receiver is a mock."""
+        function = self.ctx.function
+        if function is None:
+            return False
+        signals = self._supplied.get(id(function))
+        if signals is None:
+            signals = self._supplied[id(function)] = SuppliedSignals(function, self.ctx)
+        value = node.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            receiver, method = dotted_name(value.func.value), value.func.attr
+        else:
+            receiver, method = dotted_name(value), None
+        if receiver is None:
+            return False
+        position = (node.lineno, node.col_offset)
+        return signals.is_mock(receiver) or signals.supplied(receiver, method, position, self.ctx.in_loop(node))
 
     def _unwaited_coroutine(self) -> bool:
         """A coroutine nested in another function that never waits for it
@@ -754,7 +1215,9 @@ class UnboundedAwaitRule(Rule):
     def visit_Await(self, node: ast.Await) -> Iterator[Violation]:
         if not self.ctx.in_test or not self._awaits_signal(node.value):
             return
-        if self._deadlines.bounded() or self._unwaited_coroutine():
+        if self._deadlines.bounded() or self._unwaited_coroutine() or self.ctx.expected_to_raise(node):
+            return
+        if self._cannot_hang(node):
             return
         what = " ".join(self.ctx.segment(node.value).split()) or "the signal"
         if len(what) > 40:
@@ -824,18 +1287,88 @@ class PidLiteralRule(Rule):
     ## Options
     None.
 
+    A literal handed to a call that is replaced at that point reaches no
+    OS and is left alone: inside `with mock.patch("os.kill"):` (or
+    `patch.object(os, "kill")`), after `monkeypatch.setattr(os, "kill", ...)`
+    in the same function or one around it, and in a function decorated with
+    `@mock.patch("os.kill")` or with a decorator of the file seen patching it.
+
     ## Known problems
-    A literal handed to a patched call (`os.waitpid` replaced by a mock) is
-    safe, since nothing reaches the OS, and is still flagged.
+    A patch made elsewhere (a fixture, `setUp`) is not seen, and the
+    literal is still flagged.
     """
 
     code = "HRM205"
     message = "pid {pid} can name a live process on a long-running host; use a number no OS allocates (99999999999) or pin the liveness probe"
 
+    __slots__ = ("_patcher_ids", "_patcher_names")
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        # per pid call: the functions seen patching it, by node and by name (a decorator names them)
+        self._patcher_ids: dict[str, set[int]] = {}
+        self._patcher_names: dict[str, set[str]] = {}
+
+    def _patch_target(self, call: ast.Call) -> str | None:
+        """The pid call that ``patch("os.kill")``, ``patch.object(os, "kill")``
+        or ``monkeypatch.setattr(os, "kill", ...)`` replaces, if any."""
+        name = called_as(self.ctx, call)
+        args = call.args
+        strings = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in args[:2]]
+        method = name.rpartition(".")[2]
+        setattr_call = method == "setattr" and isinstance(call.func, ast.Attribute)
+        target = None
+        if (method == "patch" or setattr_call) and strings and strings[0] is not None:
+            target = strings[0]
+        elif (name.endswith("patch.object") or setattr_call) and len(strings) == 2 and strings[1] is not None:
+            target = f"{self.ctx.resolve(args[0])}.{strings[1]}"
+        if target is None:
+            return None
+        return next((pid_call for pid_call in PID_CALLS if target == pid_call or target.endswith("." + pid_call)), None)
+
+    def _note_patch(self, call: ast.Call) -> None:
+        target = self._patch_target(call)
+        if target is None:
+            return
+        # a `with patch(...)` replaces the call in its body only (see _patched)
+        in_with = isinstance(self.ctx.parent, ast.withitem)
+        for scope in self.ctx.scopes:
+            if scope.kind == "function":
+                if not in_with:
+                    self._patcher_ids.setdefault(target, set()).add(id(scope.node))
+                self._patcher_names.setdefault(target, set()).add(scope.name)
+
+    def _patched(self, target: str) -> bool:
+        """The call is replaced around this point: patched earlier in an
+        enclosing function, or by a decorator of one (``@mock.patch("os.kill")``
+        or a decorator seen patching it)."""
+        for ancestor, child in self.ctx.ancestors_in_function():
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and child in ancestor.body:
+                for item in ancestor.items:
+                    opened = item.context_expr
+                    if isinstance(opened, ast.Call) and self._patch_target(opened) == target:
+                        return True
+        ids = self._patcher_ids.get(target, set())
+        names = self._patcher_names.get(target, set())
+        for scope in self.ctx.scopes:
+            if scope.kind != "function":
+                continue
+            if id(scope.node) in ids:
+                return True
+            for decorator in scope.node.decorator_list:  # type: ignore[attr-defined]
+                if isinstance(decorator, ast.Call) and self._patch_target(decorator) == target:
+                    return True
+                base = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if (dotted_name(base) or "").rpartition(".")[2] in names:
+                    return True
+        return False
+
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
-        if node.args and self.ctx.call_name(node) in PID_CALLS:
+        self._note_patch(node)
+        name = self.ctx.call_name(node)
+        if node.args and name in PID_CALLS:
             pid = allocatable_pid(node.args[0])
-            if pid is not None:
+            if pid is not None and not self._patched(name):  # type: ignore[arg-type]
                 yield self.report(node.args[0], pid=pid)
         for keyword in node.keywords:
             if keyword.arg == "pid":
