@@ -335,6 +335,44 @@ def test_readonly_commands_option(tmp_path: Path, files: dict[str, str], args: l
     assert [line for _, line, _ in codes_by_line(result.stdout)] == flagged
 
 
+# -- HRM106 says why the child depends on the directory ---------------------------------
+
+REASONS = """\
+    import os
+    import subprocess
+    import sys
+
+    SETUP = [sys.executable, "setup.py"]
+
+
+    def test_reasons(tmp_path):
+        subprocess.run(["tox"])
+        subprocess.run([sys.executable, "-m", "pytest"])
+        subprocess.run([sys.executable, "-m", "mypkg"])
+        subprocess.run([sys.executable, "-c", "open('log.txt', 'w')"])
+        os.system("date > stamp.txt")
+        subprocess.run(SETUP + ["build"])
+        subprocess.run(["cp", "a", str(tmp_path)])
+        subprocess.run(["git", "commit", "-m", "x"])
+"""
+
+
+def test_hrm106_message_names_the_reason(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"tests/test_reasons.py": REASONS})
+    result = flake8(["--select=HRM106", "--hermetic-no-baseline", "tests"], cwd=tmp_path)
+    reasons = [line.split("a child that ", 1)[1].split("; pass cwd=")[0] for line in result.stdout.splitlines()]
+    assert reasons == [
+        "runs tox, which works on the current directory",
+        "runs python -m pytest with no path, so on the current directory",
+        "runs python -m mypkg, which imports from the working directory first",
+        "runs a -c snippet that opens the relative path 'log.txt'",
+        "redirects to the relative path 'stamp.txt'",
+        "runs the script 'setup.py', a path relative to the working directory",
+        "runs cp on the relative path 'a'",
+        "runs git in the working directory's repository",
+    ], result.stderr
+
+
 # -- never crash -------------------------------------------------------------------------
 
 ODD_SYNTAX = """\
@@ -414,6 +452,24 @@ NEW_SYNTAX = [
         """,
         ["HRM101", "HRM108"],
         id="type-params-and-nested-f-strings",
+    ),
+    pytest.param(
+        (3, 11),
+        """
+        import os
+
+        def test_groups(tmp_path):
+            saved = os.getcwd()
+            try:
+                os.chdir(tmp_path)
+                os.environ["MODE"] = "x"
+            except* OSError:
+                os.chdir("/")
+            finally:
+                os.chdir(saved)
+        """,
+        ["HRM107"],
+        id="except-star-finally-undoes-the-chdir-only",
     ),
 ]
 

@@ -28,6 +28,8 @@ def test_server_comes_up():
 class CacheTests(unittest.TestCase):
     def setUp(self):
         self.root = tempfile.mkdtemp()
+        with open(os.path.join(self.root, "index"), "w") as index:  # may fail after the directory exists
+            index.write("{}")
 
     def tearDown(self):
         shutil.rmtree(self.root, ignore_errors=True)  # skipped if setUp fails halfway

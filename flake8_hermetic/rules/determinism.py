@@ -907,8 +907,8 @@ class ElapsedTimeAssertionRule(Rule):
         if len(positional) < len(node.args[:2]):
             return None, None
         by_keyword = {k.arg: k.value for k in node.keywords if k.arg in ("first", "second")}
-        positional += [None, None]
-        return positional[0] or by_keyword.get("first"), positional[1] or by_keyword.get("second")
+        padded: list[ast.expr | None] = [*positional, None, None]
+        return padded[0] or by_keyword.get("first"), padded[1] or by_keyword.get("second")
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         func = node.func
