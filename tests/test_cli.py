@@ -170,18 +170,18 @@ def test_regenerate_no_grow_lets_the_baseline_shrink_and_lines_change(project: P
 
 def test_regenerate_treats_default_rules_as_selected_when_select_names_no_hrm_prefix(project: Path) -> None:
     write_tree(project, {
-        "setup.cfg": "[flake8]\nselect = E,F,W\nextend-ignore = HRM201\n",
+        "setup.cfg": "[flake8]\nselect = E,F,W\nextend-ignore = HRM105\n",
         "tests/test_paths.py": "def test_hosts():\n    assert open('/etc/hosts')\n",
     })
     regenerate(project)
     codes = {line.split("\t")[1] for line in entries(project)}
-    assert "HRM105" in codes  # default-on: selected
-    assert "HRM201" not in codes  # the project's ignore still wins
-    assert "HRM303" not in codes  # off by default: stays off
-    write_tree(project, {"setup.cfg": "[flake8]\nselect = E,F,W\nextend-select = HRM303\n"})
+    assert "HRM501" in codes  # default-on: selected
+    assert "HRM105" not in codes  # the project's ignore still wins
+    assert not codes & {"HRM201", "HRM303"}  # off by default: stay off
+    write_tree(project, {"setup.cfg": "[flake8]\nselect = E,F,W\nextend-select = HRM303,HRM201\n"})
     regenerate(project)
     codes = {line.split("\t")[1] for line in entries(project)}
-    assert {"HRM105", "HRM201", "HRM303"} <= codes
+    assert {"HRM105", "HRM201", "HRM303", "HRM501"} <= codes
 
 
 # -- prune, check, stats --------------------------------------------------------------
@@ -292,8 +292,15 @@ def test_check_runs_on_the_bundled_examples(tmp_path: Path) -> None:
     assert result.returncode == 0
     flagged = {(Path(path).name, code) for path, _, code in codes_by_line(result.stdout)}
     assert {name for name, _ in flagged} == {"test_leaky_suite.py"}  # the hermetic twin stays quiet
-    assert {code for _, code in flagged} >= {"HRM101", "HRM102", "HRM103", "HRM105", "HRM106", "HRM107", "HRM201"}
+    default_codes = {code for _, code in flagged}
+    assert default_codes >= {"HRM101", "HRM102", "HRM103", "HRM105", "HRM106", "HRM108"}
+    assert not default_codes & {"HRM107", "HRM109", "HRM201"}  # off by default
     assert result.stdout.splitlines()[-1].endswith("new, 0 baselined, 0 stale")
+    config = tmp_path / "setup.cfg"
+    config.write_text("[flake8]\nextend-select = HRM107,HRM109,HRM201\n", encoding="utf-8")
+    selected = hermetic(["check", "--exit-zero", "--config", str(config), str(REPO / "examples")], cwd=tmp_path)
+    codes = {code for _, _, code in codes_by_line(selected.stdout)}
+    assert codes == default_codes | {"HRM107", "HRM109", "HRM201"}
 
 
 def test_check_github_format(half_baselined: Path) -> None:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.registry import all_rules
-from flake8_hermetic.rules.design import declares_no_raise, in_test_tree, runs_a_test
+from flake8_hermetic.rules.design import declares_no_raise, in_test_tree, runs_a_test, states_no_raise
 from flake8_hermetic.settings import Settings
 from tests.helpers import codes_by_line, flake8, parses, write_tree
 
@@ -130,6 +130,16 @@ def test_findings_belong_to_the_test_they_describe() -> None:
         pytest.param("test_smokey_flavour", False, id="smoke-inside-a-word"),
         pytest.param("test_errors", False, id="errors-alone"),
         pytest.param("test_crashers", False, id="crash-inside-a-word"),
+        pytest.param("test_overload_succeeds", True, id="succeeds"),
+        pytest.param("test_distribution_picklable", True, id="picklable"),
+        pytest.param("test_exit_with_reason_works_ok", True, id="works-ok"),
+        pytest.param("test_successor_of_last", False, id="success-inside-a-word"),
+        pytest.param("test_book_title", False, id="ok-inside-a-word"),
+        pytest.param("test_bpo_45773", True, id="bpo-issue"),
+        pytest.param("test_gh12345", True, id="gh-issue"),
+        pytest.param("test_issue_number", False, id="issue-without-a-number"),
+        pytest.param("test_regression", True, id="regression"),
+        pytest.param("test_regressions_table", False, id="regression-inside-a-word"),
     ],
 )
 def test_a_name_can_declare_the_no_raise_claim(name: str, declared: bool) -> None:
@@ -145,10 +155,55 @@ def test_a_name_can_declare_the_no_raise_claim(name: str, declared: bool) -> Non
         pytest.param("testmod", True, id="doctest-testmod"),
         pytest.param("get_latest", False, id="test-inside-a-word"),
         pytest.param("contest_entries", False, id="test-ending-a-word"),
+        pytest.param("SkipTest", False, id="a-class-not-a-runner"),
     ],
 )
 def test_a_name_can_say_it_runs_a_test(name: str, runs: bool) -> None:
     assert runs_a_test(name) is runs
+
+
+@pytest.mark.parametrize(
+    ("text", "states"),
+    [
+        pytest.param("Used to raise SystemError('error return without exception set')", True, id="used-to-raise"),
+        pytest.param("A crash ensued.", True, id="crash"),
+        pytest.param("shouldn't cause an assertion failure", True, id="apostrophe-not"),
+        pytest.param("doesnt raise on an empty file", True, id="unquoted-not"),
+        pytest.param("This raised on 3.10.0 to 3.10.5", True, id="this-raised"),
+        pytest.param("import in a 'finally' block resulted in SystemError", True, id="resulted-in"),
+        pytest.param("A commit should also work when no changes were made.", True, id="should-work"),
+        pytest.param("Pre-compiled patterns are accepted.", True, id="accepted"),
+        pytest.param("This case was failing because of a double trailing comma", True, id="was-failing"),
+        pytest.param("super.__init__ leaked memory if called multiple times", True, id="refleak"),
+        pytest.param("Exporting 1 returns 1.", False, id="a-value-claim"),
+        pytest.param("should return the parsed rows", False, id="should-return"),
+        pytest.param("Issue #24581", True, id="issue-number"),
+        pytest.param("bpo-45773: compile() of this", True, id="bpo-number"),
+        pytest.param("see #12 for the format", False, id="short-number-is-not-an-issue"),
+        pytest.param("issue the request twice", False, id="issue-as-a-verb"),
+        pytest.param("the fixture is used to build the tree", False, id="used-to-without-a-failure"),
+        pytest.param("check the error message", False, id="error-without-a-claim"),
+    ],
+)
+def test_a_docstring_or_comment_can_state_the_no_raise_claim(text: str, states: bool) -> None:
+    assert states_no_raise(text) is states
+
+
+def test_module_level_functions_count_only_in_a_collected_module() -> None:
+    source = """\
+        import unittest
+
+
+        def test_helper_of_a_script():
+            print(1)
+
+
+        class LockTests(unittest.TestCase):
+            def test_constructor(self):
+                print(1)
+        """
+    assert findings(source, ("HRM501",), path="lock_tests.py") == [("HRM501", 9, "LockTests::test_constructor")]
+    assert [line for _, line, _ in findings(source, ("HRM501",), path="test_lock.py")] == [4, 9]
 
 
 def test_a_helper_is_followed_through_other_helpers_and_classes() -> None:
