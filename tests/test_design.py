@@ -178,6 +178,7 @@ def test_a_name_can_say_it_runs_a_test(name: str, runs: bool) -> None:
         pytest.param("Exporting 1 returns 1.", False, id="a-value-claim"),
         pytest.param("should return the parsed rows", False, id="should-return"),
         pytest.param("Issue #24581", True, id="issue-number"),
+        pytest.param("make sure it does not cause exceptions", True, id="not-cause-exceptions"),
         pytest.param("bpo-45773: compile() of this", True, id="bpo-number"),
         pytest.param("see #12 for the format", False, id="short-number-is-not-an-issue"),
         pytest.param("issue the request twice", False, id="issue-as-a-verb"),

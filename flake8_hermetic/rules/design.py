@@ -38,7 +38,7 @@ NO_RAISE_PAIRS = frozenset(
 )
 # What a docstring or comment says when the test's claim is "this (no longer) crashes or raises".
 # Only words that make sense for that claim: "should return 3" in a test that looks at nothing stays flagged.
-_BAD_OUTCOME = r"(?:raise|fail|crash|error|throw|blow|break|die|abort|segfault|hang|deadlock|overflow|choke|leak)"
+_BAD_OUTCOME = r"(?:raise|fail|crash|error|exception|throw|blow|break|die|abort|segfault|hang|deadlock|overflow|choke|leak)"
 NO_RAISE_TEXT = re.compile(
     "|".join(
         (
