@@ -456,6 +456,8 @@ class UnnamedParametrizeRowRule(Rule):
 
     code = "HRM503"
     message = "parametrize row without an id: pytest names the case from its values or its position; use pytest.param(..., id=...)"
+    calls = frozenset({"pytest.mark.parametrize"})
+    methods = frozenset({"parametrize"})
     default_on = False
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
@@ -629,6 +631,8 @@ class BareMockReplacementRule(Rule):
 
     code = "HRM505"
     message = "bare {name}() accepts any attribute or call, so the test passes against a wrong interface; use create_autospec() or {name}(spec=...)"
+    calls = frozenset(f"{owner}{suffix}" for owner in (*MOCK_MODULES, "*mocker") for suffix, _ in PATCHERS)
+    methods = frozenset({"setattr"})
     default_on = False
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
