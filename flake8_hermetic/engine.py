@@ -38,8 +38,36 @@ LEAF_TYPES = tuple(
     for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
     for leaf in base.__subclasses__()
 )
+#: fields that never hold a node (names, flags, strings), in every node type
+SCALAR_FIELDS = frozenset({
+    "id", "attr", "name", "arg", "asname", "module", "level", "kind", "conversion", "simple",
+    "is_async", "type_comment", "tag", "rest", "kwd_attrs",
+})
+#: fields that hold only a context or an operator (``Load``, ``Add``, ``Eq``)
+LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
 
 _LEAVE, _SCOPE_IN, _SCOPE_OUT = range(3)
+
+
+def node_types() -> Iterator[type[ast.AST]]:
+    """Every concrete node class of this Python's ``ast``."""
+    pending: list[type[ast.AST]] = [ast.AST]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls._fields or not cls.__subclasses__():
+            yield cls
+
+
+def child_fields(node_type: type[ast.AST], leaves: bool) -> tuple[str, ...]:
+    """The fields of ``node_type`` that may hold child nodes, in ``_fields``
+    order; with ``leaves=False``, not those holding only contexts and operators."""
+    if node_type is ast.Constant or node_type.__name__ == "MatchSingleton":
+        return ()  # their ``value`` is a Python constant
+    return tuple(
+        field for field in node_type._fields
+        if field not in SCALAR_FIELDS and (leaves or field not in LEAF_FIELDS)
+    )
 
 
 @dataclass(frozen=True)
@@ -417,6 +445,14 @@ class Engine:
         self._call_rules = [cls for cls, handled in self._plan if ast.Call in handled]
         self._route_calls = route_calls
         self._routes: CallRoutes | None = None
+        handled_types = {node_type for _, handled in self._plan for node_type in handled}
+        self._visit_leaves = any(t in handled_types for t in LEAF_TYPES)
+        # A node without children (a Name, Load, Add, Pass ...) that no rule
+        # handles: visiting it would do nothing but cost a push and a pop.
+        self._skipped = frozenset(
+            t for t in node_types() if not child_fields(t, self._visit_leaves) and t not in handled_types
+        )
+        self._child_fields: dict[type[ast.AST], tuple[str, ...]] = {}
 
     def _call_routes(self, settings: Settings) -> CallRoutes:
         routes = self._routes
@@ -444,9 +480,8 @@ class Engine:
             found.extend(rule.finish())
         return found
 
-    @staticmethod
     def _walk(
-        tree: ast.Module, ctx: Context, dispatch: dict, found: list[Violation],
+        self, tree: ast.Module, ctx: Context, dispatch: dict, found: list[Violation],
         routes: CallRoutes | None = None, call_handlers: Sequence[Callable] = (),
     ) -> None:
         parents = ctx.parents
@@ -456,10 +491,14 @@ class Engine:
         listeners = ctx._call_listeners
         call_type, attribute_type = (ast.Call if routes is not None else None), ast.Attribute
         known_routes = routes.known if routes is not None else {}
-        # Contexts and operators (Load, Add, Eq ...) have no children; with no
-        # handler for them, visiting them would do nothing but cost a push.
-        skipped = frozenset(t for t in LEAF_TYPES if t not in dispatch)
+        skipped = self._skipped
+        visit_leaves = self._visit_leaves
+        fields_of = self._child_fields
         ast_type, list_type = ast.AST, list
+        # the node types the walk itself acts on, besides dispatching them
+        special = frozenset({ast.Call, ast.Import, ast.ImportFrom, ast.Assign})
+        import_type, import_from_type, assign_type = ast.Import, ast.ImportFrom, ast.Assign
+        scope_types = SCOPE_TYPES
         # A node to visit is stacked bare (the common case, no tuple to build);
         # the other events as (event, node) pairs.
         stack: list = [tree]
@@ -485,34 +524,38 @@ class Engine:
             if handlers:
                 for handler in handlers:
                     found.extend(handler(node))
-            if node_type is call_type:
-                # the callee is resolved once here; the rules' call_name() reads the cache
-                func = node.func  # type: ignore[attr-defined]
-                callee = resolve(func)
-                method = func.attr if type(func) is attribute_type else None
-                route = known_routes.get((callee, method))
-                if route is None:
-                    route = routes.route(callee, method)  # type: ignore[union-attr]
-                for index in route:
-                    found.extend(call_handlers[index](node))
-                if listeners and callee in listeners:
-                    routed = [call_handlers[index] for index in route]
-                    for handler in listeners[callee]:
-                        if handler not in routed:
-                            found.extend(handler(node))
-            if node_type is ast.Import or node_type is ast.ImportFrom:
-                if len(ctx.scopes) > 1:
-                    resolver.bind(node)  # type: ignore[arg-type]
-                    names.clear()
-                continue
-            if node_type is ast.Assign and len(ctx.scopes) > 1:
-                # `environ = {}` in a function: later uses are that local, not os.environ
-                for target in node.targets:  # type: ignore[attr-defined]
-                    if type(target) is ast.Name and resolver.shadow(target.id):
+            if node_type in special:
+                if node_type is call_type:
+                    # the callee is resolved once here; the rules' call_name() reads the cache
+                    func = node.func  # type: ignore[attr-defined]
+                    callee = resolve(func)
+                    method = func.attr if type(func) is attribute_type else None
+                    route = known_routes.get((callee, method))
+                    if route is None:
+                        route = routes.route(callee, method)  # type: ignore[union-attr]
+                    for index in route:
+                        found.extend(call_handlers[index](node))
+                    if listeners and callee in listeners:
+                        routed = [call_handlers[index] for index in route]
+                        for handler in listeners[callee]:
+                            if handler not in routed:
+                                found.extend(handler(node))
+                elif node_type is import_type or node_type is import_from_type:
+                    if len(ctx.scopes) > 1:
+                        resolver.bind(node)  # type: ignore[arg-type]
                         names.clear()
+                    continue
+                elif node_type is assign_type and len(ctx.scopes) > 1:
+                    # `environ = {}` in a function: later uses are that local, not os.environ
+                    for target in node.targets:  # type: ignore[attr-defined]
+                        if type(target) is ast.Name and resolver.shadow(target.id):
+                            names.clear()
             # The children in ast.iter_child_nodes order, without the skipped leaves.
+            fields = fields_of.get(node_type)
+            if fields is None:
+                fields = fields_of[node_type] = child_fields(node_type, visit_leaves)
             children = []
-            for field in node._fields:
+            for field in fields:
                 value = getattr(node, field, None)
                 if type(value) is list_type:
                     for item in value:
@@ -520,7 +563,7 @@ class Engine:
                             children.append(item)
                 elif isinstance(value, ast_type) and type(value) not in skipped:
                     children.append(value)
-            if node_type in SCOPE_TYPES:
+            if node_type in scope_types:
                 parents.append(node)
                 push((_LEAVE, node))
                 # body inside the new scope; everything else in the enclosing one

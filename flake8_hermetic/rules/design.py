@@ -7,6 +7,7 @@ import dataclasses
 import os
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from flake8_hermetic.engine import Context, FunctionNode
 from flake8_hermetic.registry import Rule, Violation
@@ -60,6 +61,7 @@ def declares_no_raise(name: str) -> bool:
     return any(pair in NO_RAISE_PAIRS for pair in zip(words, words[1:]))
 
 
+@lru_cache(maxsize=4096)  # asked for every call in a test, of a few hundred distinct names
 def runs_a_test(name: str) -> bool:
     """Whether a helper's name says it runs a test (``_test_roundtrip``,
     ``runTest``, ``run_unittest``, ``testmod``), not ``get_latest``."""

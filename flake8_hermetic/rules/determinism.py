@@ -543,18 +543,18 @@ class ElapsedTimeAssertionRule(Rule):
         return self._flows.current()
 
     def _compares_elapsed(self, expr: ast.AST) -> bool:
-        flow = self._flow()
+        # the function's clock flow is built only for a comparison that could use it
         for node in subtree(expr):
             if not isinstance(node, ast.Compare):
                 continue
             operands = [node.left, *node.comparators]
             for index, op in enumerate(node.ops):
                 left, right = operands[index], operands[index + 1]
-                if isinstance(op, ORDERING) and (flow.is_elapsed(left) or flow.is_elapsed(right)):
+                if isinstance(op, ORDERING) and (self._flow().is_elapsed(left) or self._flow().is_elapsed(right)):
                     return True
                 if isinstance(op, (ast.Eq, ast.NotEq)):
-                    if (self._is_approx(right) and flow.is_elapsed(left)) or (
-                        self._is_approx(left) and flow.is_elapsed(right)
+                    if (self._is_approx(right) and self._flow().is_elapsed(left)) or (
+                        self._is_approx(left) and self._flow().is_elapsed(right)
                     ):
                         return True
         return False
