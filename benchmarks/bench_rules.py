@@ -191,13 +191,16 @@ def report_flake8_runs(corpus: str, repeats: int, jobs: int) -> None:
     for _ in range(repeats):
         for name, (packages, extra) in configurations.items():
             seconds[name].append(flake8_run_seconds(packages, corpus, extra, jobs))
-    base = min(cpu for cpu, _ in seconds["flake8 (pyflakes, pycodestyle, mccabe)"])
+    alone = seconds["flake8 (pyflakes, pycodestyle, mccabe)"]
+    base = min(cpu for cpu, _ in alone)
     print(f"whole flake8 run, --jobs={jobs}, least CPU time of {repeats}:")
     for name, samples in seconds.items():
         cpu = min(cpu for cpu, _ in samples)
         wall = min(wall for _, wall in samples)
+        # the spread: each round's run against the same round's flake8 alone
+        rounds = [(run / plain - 1) * 100 for (run, _), (plain, _) in zip(samples, alone)]
         print(f"  {name:<42}{cpu:>8.2f} s CPU  {(cpu / base - 1) * 100:+6.1f}% over flake8 alone"
-              f"  (wall {wall:.2f} s)")
+              f"  (per round {min(rounds):+.1f}% .. {max(rounds):+.1f}%; wall {wall:.2f} s)")
 
 
 def profile_pack(files: Sequence[SourceFile], factories: dict[str, Callable[[SourceFile], Any]], top: int) -> None:

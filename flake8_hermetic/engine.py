@@ -14,8 +14,9 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
@@ -37,8 +38,36 @@ LEAF_TYPES = tuple(
     for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
     for leaf in base.__subclasses__()
 )
+#: fields that never hold a node (names, flags, strings), in every node type
+SCALAR_FIELDS = frozenset({
+    "id", "attr", "name", "arg", "asname", "module", "level", "kind", "conversion", "simple",
+    "is_async", "type_comment", "tag", "rest", "kwd_attrs",
+})
+#: fields that hold only a context or an operator (``Load``, ``Add``, ``Eq``)
+LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
 
 _LEAVE, _SCOPE_IN, _SCOPE_OUT = range(3)
+
+
+def node_types() -> Iterator[type[ast.AST]]:
+    """Every concrete node class of this Python's ``ast``."""
+    pending: list[type[ast.AST]] = [ast.AST]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls._fields or not cls.__subclasses__():
+            yield cls
+
+
+def child_fields(node_type: type[ast.AST], leaves: bool) -> tuple[str, ...]:
+    """The fields of ``node_type`` that may hold child nodes, in ``_fields``
+    order; with ``leaves=False``, not those holding only contexts and operators."""
+    if node_type is ast.Constant or node_type.__name__ == "MatchSingleton":
+        return ()  # their ``value`` is a Python constant
+    return tuple(
+        field for field in node_type._fields
+        if field not in SCALAR_FIELDS and (leaves or field not in LEAF_FIELDS)
+    )
 
 
 @dataclass(frozen=True)
@@ -95,6 +124,8 @@ class Context:
         # Many rules ask for the name of the same call while it is visited;
         # the walk empties this whenever the import bindings change.
         self._names: dict[int, tuple[ast.AST, str | None]] = {}
+        #: callee name -> handlers a rule added while walking (see dispatch_calls_to)
+        self._call_listeners: dict[str, list[Callable[[ast.Call], Iterable[Violation]]]] = {}
 
     # -- names ---------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -107,6 +138,14 @@ class Context:
 
     def call_name(self, call: ast.Call) -> str | None:
         return self.resolve(call.func)
+
+    def dispatch_calls_to(self, name: str, handler: Callable[[ast.Call], Iterable[Violation]]) -> None:
+        """Hand the rest of this file's calls named ``name`` (canonical, as
+        ``call_name`` gives it) to ``handler`` too: for a rule that learns a
+        callee while walking (a local subclass of a class it watches)."""
+        handlers = self._call_listeners.setdefault(name, [])
+        if handler not in handlers:
+            handlers.append(handler)
 
     # -- scopes --------------------------------------------------------
     @property
@@ -367,37 +406,119 @@ def _strip_comments(text: str) -> str:
         return text
 
 
+class CallRoutes:
+    """Which rules' ``visit_Call`` a call goes to, from its canonical name
+    and its method name (the ``attr`` of ``x.attr(...)``, else None).
+
+    Worked out once per distinct (name, method) pair and kept: rules are
+    numbered by their position among the rules that handle calls, and a
+    route is the tuple of those numbers, in rule order.
+    """
+
+    MAX_ROUTES = 100_000  # a language server lints many files in one process
+
+    def __init__(self, rule_classes: Sequence[type[Rule]], settings: Settings, by_name: bool = True) -> None:
+        self.every: list[int] = []
+        self.names: dict[str, list[int]] = {}
+        self.patterns: list[tuple[str, int]] = []
+        self.methods: dict[str, list[int]] = {}
+        for index, cls in enumerate(rule_classes):
+            calls, methods = cls.wanted_calls(settings), cls.methods
+            if not by_name or (calls is None and methods is None):
+                self.every.append(index)
+                continue
+            for name in calls or ():
+                if "*" in name:
+                    self.patterns.append((name, index))
+                else:
+                    self.names.setdefault(name, []).append(index)
+            for method in methods or ():
+                self.methods.setdefault(method, []).append(index)
+        self.settings = settings
+        #: (name, method) -> route, filled by route(); the walk reads it first
+        self.known: dict[tuple[str | None, str | None], tuple[int, ...]] = {}
+
+    def route(self, name: str | None, method: str | None) -> tuple[int, ...]:
+        key = (name, method)
+        found = self.known.get(key)
+        if found is None:
+            wanted = set(self.every)
+            if name is not None:
+                wanted.update(self.names.get(name, ()))
+                wanted.update(index for pattern, index in self.patterns if fnmatchcase(name, pattern))
+            if method is not None:
+                wanted.update(self.methods.get(method, ()))
+            if len(self.known) >= self.MAX_ROUTES:
+                self.known.clear()
+            found = self.known[key] = tuple(sorted(wanted))
+        return found
+
+
 class Engine:
     """Instantiates the enabled rules for one file and walks it once."""
 
-    def __init__(self, rule_classes: Sequence[type[Rule]]) -> None:
+    def __init__(self, rule_classes: Sequence[type[Rule]], *, route_calls: bool = True) -> None:
+        """``route_calls=False`` hands every call to every rule that handles
+        calls, whatever they declare (the tests compare the two)."""
         self.rule_classes = tuple(rule_classes)
         self._plan = [(cls, cls.handled_node_types()) for cls in self.rule_classes]
+        self._call_rules = [cls for cls, handled in self._plan if ast.Call in handled]
+        self._route_calls = route_calls
+        self._routes: CallRoutes | None = None
+        handled_types = {node_type for _, handled in self._plan for node_type in handled}
+        self._visit_leaves = any(t in handled_types for t in LEAF_TYPES)
+        # A node without children (a Name, Load, Add, Pass ...) that no rule
+        # handles: visiting it would do nothing but cost a push and a pop.
+        self._skipped = frozenset(
+            t for t in node_types() if not child_fields(t, self._visit_leaves) and t not in handled_types
+        )
+        self._child_fields: dict[type[ast.AST], tuple[str, ...]] = {}
+
+    def _call_routes(self, settings: Settings) -> CallRoutes:
+        routes = self._routes
+        if routes is None or routes.settings is not settings:
+            routes = self._routes = CallRoutes(self._call_rules, settings, by_name=self._route_calls)
+        return routes
 
     def lint(self, tree: ast.Module, lines: Sequence[str], path: str, settings: Settings) -> list[Violation]:
         ctx = Context(tree, lines, path, settings)
         dispatch: dict[type[ast.AST], list] = {}
+        call_handlers = []
         rules = []
         for cls, handled in self._plan:
             rule = cls(ctx)
             rules.append(rule)
             for node_type, method in handled.items():
-                dispatch.setdefault(node_type, []).append(getattr(rule, method))
+                if node_type is ast.Call:
+                    call_handlers.append(getattr(rule, method))  # routed by name, see CallRoutes
+                else:
+                    dispatch.setdefault(node_type, []).append(getattr(rule, method))
         found: list[Violation] = []
-        self._walk(tree, ctx, dispatch, found)
+        routes = self._call_routes(settings) if call_handlers else None
+        self._walk(tree, ctx, dispatch, found, routes, call_handlers)
         for rule in rules:
             found.extend(rule.finish())
         return found
 
-    @staticmethod
-    def _walk(tree: ast.Module, ctx: Context, dispatch: dict, found: list[Violation]) -> None:
+    def _walk(
+        self, tree: ast.Module, ctx: Context, dispatch: dict, found: list[Violation],
+        routes: CallRoutes | None = None, call_handlers: Sequence[Callable] = (),
+    ) -> None:
         parents = ctx.parents
         resolver = ctx.resolver
         names = ctx._names
-        # Contexts and operators (Load, Add, Eq ...) have no children; with no
-        # handler for them, visiting them would do nothing but cost a push.
-        skipped = frozenset(t for t in LEAF_TYPES if t not in dispatch)
+        resolve = ctx.resolve
+        listeners = ctx._call_listeners
+        call_type, attribute_type = (ast.Call if routes is not None else None), ast.Attribute
+        known_routes = routes.known if routes is not None else {}
+        skipped = self._skipped
+        visit_leaves = self._visit_leaves
+        fields_of = self._child_fields
         ast_type, list_type = ast.AST, list
+        # the node types the walk itself acts on, besides dispatching them
+        special = frozenset({ast.Call, ast.Import, ast.ImportFrom, ast.Assign})
+        import_type, import_from_type, assign_type = ast.Import, ast.ImportFrom, ast.Assign
+        scope_types = SCOPE_TYPES
         # A node to visit is stacked bare (the common case, no tuple to build);
         # the other events as (event, node) pairs.
         stack: list = [tree]
@@ -423,19 +544,38 @@ class Engine:
             if handlers:
                 for handler in handlers:
                     found.extend(handler(node))
-            if node_type is ast.Import or node_type is ast.ImportFrom:
-                if len(ctx.scopes) > 1:
-                    resolver.bind(node)  # type: ignore[arg-type]
-                    names.clear()
-                continue
-            if node_type is ast.Assign and len(ctx.scopes) > 1:
-                # `environ = {}` in a function: later uses are that local, not os.environ
-                for target in node.targets:  # type: ignore[attr-defined]
-                    if type(target) is ast.Name and resolver.shadow(target.id):
+            if node_type in special:
+                if node_type is call_type:
+                    # the callee is resolved once here; the rules' call_name() reads the cache
+                    func = node.func  # type: ignore[attr-defined]
+                    callee = resolve(func)
+                    method = func.attr if type(func) is attribute_type else None
+                    route = known_routes.get((callee, method))
+                    if route is None:
+                        route = routes.route(callee, method)  # type: ignore[union-attr]
+                    for index in route:
+                        found.extend(call_handlers[index](node))
+                    if listeners and callee in listeners:
+                        routed = [call_handlers[index] for index in route]
+                        for handler in listeners[callee]:
+                            if handler not in routed:
+                                found.extend(handler(node))
+                elif node_type is import_type or node_type is import_from_type:
+                    if len(ctx.scopes) > 1:
+                        resolver.bind(node)  # type: ignore[arg-type]
                         names.clear()
+                    continue
+                elif node_type is assign_type and len(ctx.scopes) > 1:
+                    # `environ = {}` in a function: later uses are that local, not os.environ
+                    for target in node.targets:  # type: ignore[attr-defined]
+                        if type(target) is ast.Name and resolver.shadow(target.id):
+                            names.clear()
             # The children in ast.iter_child_nodes order, without the skipped leaves.
+            fields = fields_of.get(node_type)
+            if fields is None:
+                fields = fields_of[node_type] = child_fields(node_type, visit_leaves)
             children = []
-            for field in node._fields:
+            for field in fields:
                 value = getattr(node, field, None)
                 if type(value) is list_type:
                     for item in value:
@@ -443,7 +583,7 @@ class Engine:
                             children.append(item)
                 elif isinstance(value, ast_type) and type(value) not in skipped:
                     children.append(value)
-            if node_type in SCOPE_TYPES:
+            if node_type in scope_types:
                 parents.append(node)
                 push((_LEAVE, node))
                 # body inside the new scope; everything else in the enclosing one

@@ -32,6 +32,8 @@ SPAWNERS = {
     "pexpect.run": "shell",
 }
 SPAWN_FAMILY_PREFIX = "os.spawn"  # os.spawnl, os.spawnv, os.spawnlp ...
+#: the callees child_process() recognises, as a rule declares its ``calls``
+SPAWNER_CALLS = frozenset({*SPAWNERS, SPAWN_FAMILY_PREFIX + "*"})
 
 Argv = tuple[str | None, ...]
 

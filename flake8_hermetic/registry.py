@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from flake8_hermetic.engine import Context
+    from flake8_hermetic.settings import Settings
 
 REGISTRY: dict[str, type[Rule]] = {}
 
@@ -51,6 +52,15 @@ class Rule:
     default_on: ClassVar[bool] = True
     #: "file": anywhere in a test file; "test": only inside a test/fixture.
     family: ClassVar[str] = ""
+    #: The calls ``visit_Call`` is for, by the callee's canonical name
+    #: (``ctx.call_name``): ``"time.sleep"``, or an fnmatch pattern
+    #: (``"os.spawn*"``, ``"*.glob"``). The engine resolves each call once and
+    #: hands it only to the rules that declared its name here or its method
+    #: in ``methods``; a rule that declares neither gets every call.
+    calls: ClassVar[frozenset[str] | None] = None
+    #: Calls of a method with one of these names (``x.undo()``: ``"undo"``),
+    #: whatever ``x`` is, also when it has no canonical name (``a[0].undo()``).
+    methods: ClassVar[frozenset[str] | None] = None
 
     __slots__ = ("ctx",)
 
@@ -90,6 +100,11 @@ class Rule:
                 if isinstance(node_type, type):
                     handled[node_type] = name
         return handled
+
+    @classmethod
+    def wanted_calls(cls, settings: Settings) -> frozenset[str] | None:
+        """``calls``, for a rule whose callees also come from the settings."""
+        return cls.calls
 
     @classmethod
     def doc(cls) -> str:

@@ -6,10 +6,14 @@ import ast
 import dataclasses
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from flake8_hermetic.engine import DEF_TYPES, Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.registry import Rule, Violation
+
+if TYPE_CHECKING:
+    from flake8_hermetic.settings import Settings
 
 PARAMETRIZE = "pytest.mark.parametrize"
 
@@ -426,6 +430,8 @@ class CollectionSizeRule(Rule):
 
     code = "HRM401"
     message = "{size} built at collection time and paid by every xdist worker; build it inside the test body"
+    calls = frozenset({*BYTES_BUILDERS, "bytes", "bytearray", "list", "tuple"})
+    methods = frozenset({"encode"})
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -571,6 +577,11 @@ class ImportTimeHostProbeRule(Rule):
 
     code = "HRM402"
     message = "{name} reads the host at import time, before any fixture can pin it; probe inside a fixture"
+    calls = HOME_READERS | ENV_GETTERS | SKIP_MARKS
+
+    @classmethod
+    def wanted_calls(cls, settings: Settings) -> frozenset[str] | None:
+        return (cls.calls or frozenset()) | settings.host_readers  # the project's own probes too
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -664,6 +675,7 @@ class ImportTimeExitRule(Rule):
 
     code = "HRM403"
     message = "{name} at import time ends the run, not just this module; use pytest.importorskip() or a skip mark"
+    calls = EXITS
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -802,6 +814,7 @@ class RelativeRepoPathRule(Rule):
 
     code = "HRM404"
     message = "{path} resolves against the working directory, not the repository; anchor it at Path(__file__).resolve().parents[N]"
+    calls = PATH_TAKERS | {"os.path.*", "posixpath.*", "ntpath.*"}
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -909,6 +922,7 @@ class TreeScanWithoutGroupRule(Rule):
 
     code = "HRM405"
     message = 'module scans a source tree on every xdist worker; add pytestmark = pytest.mark.xdist_group(name="tree_scan_{module}")'
+    calls = frozenset({"ast.parse", "*.rglob", "*.glob"}) | TREE_WALKS | GLOBS
     default_on = False
 
     def __init__(self, ctx: Context) -> None:

@@ -9,6 +9,7 @@ import os
 import re
 import tokenize
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from flake8_hermetic.engine import Context, FunctionNode
 from flake8_hermetic.registry import Rule, Violation
@@ -167,6 +168,7 @@ def _raising_keyword(call: ast.Call) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)  # asked for every call in a test, of a few hundred distinct names
 def runs_a_test(name: str) -> bool:
     """Whether a helper's name says it runs a test (``_test_roundtrip``,
     ``runTest``, ``run_unittest``, ``testmod``), not ``get_latest``, and not
@@ -687,6 +689,8 @@ class UnnamedParametrizeRowRule(Rule):
 
     code = "HRM503"
     message = "parametrize row without an id: pytest names the case from its values or its position; use pytest.param(..., id=...)"
+    calls = frozenset({"pytest.mark.parametrize"})
+    methods = frozenset({"parametrize"})
     default_on = False
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
@@ -860,6 +864,8 @@ class BareMockReplacementRule(Rule):
 
     code = "HRM505"
     message = "bare {name}() accepts any attribute or call, so the test passes against a wrong interface; use create_autospec() or {name}(spec=...)"
+    calls = frozenset(f"{owner}{suffix}" for owner in (*MOCK_MODULES, "*mocker") for suffix, _ in PATCHERS)
+    methods = frozenset({"setattr"})
     default_on = False
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:

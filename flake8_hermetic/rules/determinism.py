@@ -516,6 +516,7 @@ class SleepRule(Rule):
     code = "HRM201"
     message = "{name}() waits a guessed time and flakes on a loaded host; wait on the state itself with a timeout (Event.wait, Queue.get, join) or poll with a deadline"
     default_on = False
+    # no ``calls``: every call is read, to see which helpers are handed to a thread or pool
 
     __slots__ = ("_deadlines", "_flows", "_handed", "_pending", "_steps")
 
@@ -860,6 +861,7 @@ class ElapsedTimeAssertionRule(Rule):
 
     code = "HRM203"
     message = "assertion on elapsed wall-clock time depends on the host's speed and load; assert the behaviour and measure speed in a benchmark"
+    methods = COMPARING_ASSERTS | TRUTH_ASSERTS
 
     __slots__ = ("_durations", "_flows")
 
@@ -1463,6 +1465,7 @@ class SharedAsyncioPrimitiveRule(Rule):
 
     code = "HRM206"
     message = "{name}() at import time is shared by every test and binds to one event loop; create it per test (inside the test or a fixture)"
+    calls = ASYNCIO_PRIMITIVES
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         if not self.ctx.at_module_level:

@@ -19,7 +19,9 @@ from functools import lru_cache
 from flake8_hermetic.engine import DEF_TYPES, Context, FunctionNode
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.hostpins import HOME_VARIABLES, PINNED_VARIABLES, mapping_keys, pin_of, pin_sites
-from flake8_hermetic.processes import ArgvReader, AssignedValues, CwdJudge, child_process, child_words
+from flake8_hermetic.processes import (
+    SPAWNER_CALLS, ArgvReader, AssignedValues, CwdJudge, child_process, child_words,
+)
 from flake8_hermetic.registry import Rule, Violation
 
 # -- what a call's result becomes ------------------------------------------------
@@ -234,6 +236,7 @@ class KnownClassesRule(Rule):
     def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
         if any(self.is_known_class(self.ctx.resolve(base)) for base in node.bases):
             self.local_subclasses.add(node.name)
+            self.ctx.dispatch_calls_to(node.name, self.visit_Call)  # type: ignore[attr-defined]
         return iter(())
 
     def is_known_class(self, name: str | None) -> bool:
@@ -512,6 +515,7 @@ class TempWithoutCleanupRule(FunctionRule):
 
     code = "HRM101"
     message = "{name}() leaves {what} behind when the test fails before removing it; use tmp_path, a with block, or register cleanup on the next line"
+    calls = frozenset(TEMP_MAKERS)
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         name = self.ctx.call_name(node)
@@ -760,6 +764,8 @@ class RemovalInTearDownRule(Rule):
 
     code = "HRM102"
     message = "{name}() in {method}() is skipped when setUp fails; register it with self.addCleanup() right after creating the directory"
+    calls = DIRECTORY_REMOVERS
+    methods = frozenset({"rmdir"})
 
     __slots__ = ("_verdicts",)
 
@@ -930,6 +936,7 @@ class RmtreeIgnoreErrorsRule(Rule):
 
     code = "HRM103"
     message = "rmtree(ignore_errors=True) hides a cleanup that did not finish; let it fail loudly"
+    calls = frozenset({"shutil.rmtree"})
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         if self.ctx.call_name(node) != "shutil.rmtree":
@@ -1036,6 +1043,7 @@ class MonkeypatchUndoRule(Rule):
 
     code = "HRM104"
     message = "monkeypatch.undo() also reverts what the fixtures set up; scope the patch with pytest.MonkeyPatch.context()"
+    methods = frozenset({"undo"})
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         func = node.func
@@ -1577,6 +1585,7 @@ class ChdirRule(UndoneChangeRule):
 
     code = "HRM105"
     message = "{name}() leaks the working directory to later tests; use monkeypatch.chdir() or contextlib.chdir()"
+    calls = frozenset({"os.chdir", "os.fchdir"})
 
     CWD_READERS = frozenset({"os.getcwd", "os.getcwdb", "pathlib.Path.cwd"})
     CHDIRS = frozenset({"os.chdir", "os.fchdir"})
@@ -1694,6 +1703,8 @@ class ChildWithoutCwdRule(Rule):
         "{name}() runs, in the inherited working directory (the checkout), a child that {why}; "
         "pass cwd= a directory of the test's own"
     )
+
+    calls = SPAWNER_CALLS
 
     __slots__ = ("_values", "_moved")
 
@@ -1896,6 +1907,7 @@ class RawEnvironMutationRule(UndoneChangeRule):
     code = "HRM107"
     message = "{what} changes the environment of every later test; use monkeypatch.setenv/delenv or mock.patch.dict(os.environ)"
     default_on = False
+    calls = frozenset({"os.putenv", "os.unsetenv"} | {f"{owner}.{method}" for owner in ENVIRON for method in ENVIRON_MUTATORS})
 
     WRITERS = frozenset({"os.putenv", "os.unsetenv"})
     STATE_WORDS = ("env",)
@@ -2214,6 +2226,8 @@ class SharedTempPathRule(Rule):
 
     code = "HRM108"
     message = "{what} is a fixed path shared by every worker and run; use tmp_path (or a mkdtemp() with cleanup)"
+    calls = PATH_JOINERS
+    methods = frozenset({"joinpath"})
 
     __slots__ = ("_bound", "_constants", "_reported")
 
@@ -2565,6 +2579,7 @@ class HomeReadRule(Rule):
     code = "HRM109"
     message = "{what} reads the operator's real home; pin HOME first (monkeypatch.setenv), or in an autouse conftest fixture"
     default_on = False
+    calls = HOME_CALLS | EXPANDUSER_CALLS | EXPANDUSER_METHODS | GETENV_CALLS
 
     __slots__ = ("_pin_lines",)
 
@@ -2733,6 +2748,8 @@ class FixedPortRule(KnownClassesRule):
 
     code = "HRM110"
     message = "listening on fixed port {port} collides with parallel workers and running services; bind port 0 and read the port back"
+    calls = SERVER_CLASSES | frozenset(PORT_POSITIONS) | PORT_KEYWORD_CALLS | {"socket.create_server"}
+    methods = frozenset({"bind", "create_server", "run"})
 
     known_classes = SERVER_CLASSES
 
@@ -2996,6 +3013,8 @@ class LifecycleStubRule(Rule):
 
     code = "HRM111"
     message = "stubbing {attribute}() leaves what it stops running after the test; spy with wraps= the real method"
+    calls = frozenset(f"{owner}{suffix}" for owner in PATCH_MODULES | MOCKER_FIXTURES for suffix in (".patch", ".patch.object"))
+    methods = frozenset({"setattr"})
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         found = self._stubbed(node)
@@ -3092,6 +3111,7 @@ class UnjoinedThreadRule(KnownClassesRule, FunctionRule):
 
     code = "HRM112"
     message = "thread started here is never joined in this function and outlives the test; join it with a timeout (or addCleanup(t.join))"
+    calls = THREAD_CLASSES
 
     known_classes = THREAD_CLASSES
 
@@ -3288,6 +3308,7 @@ class UnwaitedPopenRule(FunctionRule):
 
     code = "HRM113"
     message = "Popen() child is never waited on or killed in this function and outlives the test; use with Popen(...) or kill and wait in finally/addCleanup"
+    calls = frozenset({"subprocess.Popen"})
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         if self.ctx.call_name(node) != "subprocess.Popen":
@@ -3539,6 +3560,7 @@ class GitUserConfigRule(FunctionRule):
 
     code = "HRM115"
     message = "git {subcommand} runs with the operator's git config (signing, hooks, templates); set GIT_CONFIG_GLOBAL/GIT_CONFIG_NOSYSTEM in env= or use -c"
+    calls = SPAWNER_CALLS
 
     __slots__ = ("_environments",)
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from flake8_hermetic.imports import module_imports
-from flake8_hermetic.processes import child_process, program_name, program_word
+from flake8_hermetic.processes import SPAWNER_CALLS, child_process, program_name, program_word
 from flake8_hermetic.registry import Rule, Violation
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ class KillZeroProbeRule(Rule):
 
     code = "HRM301"
     message = "os.kill(pid, 0) terminates the process on Windows instead of probing it; use psutil.pid_exists(pid) or a platform helper"
+    calls = frozenset({"os.kill"})
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         if len(node.args) < 2 or self.ctx.call_name(node) != "os.kill":
@@ -100,6 +101,7 @@ class InterpreterByNameRule(Rule):
 
     code = "HRM302"
     message = "'{word}' runs whichever interpreter the host's PATH finds (or none); start the child with sys.executable"
+    calls = SPAWNER_CALLS
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         child = child_process(node, self.ctx.call_name(node))
@@ -321,6 +323,7 @@ class PlatformSkipRule(Rule):
 
     code = "HRM304"
     message = "skip guessed from the platform's name; probe the capability the test needs (hasattr, a try-it helper) so it runs wherever that exists"
+    calls = SKIP_CALLS
     default_on = False
 
     __slots__ = ("_platform_names",)
