@@ -194,10 +194,6 @@ def _only_passes(body: list[ast.stmt]) -> bool:
     return all(isinstance(stmt, (ast.Pass, ast.Continue)) for stmt in body)
 
 
-def _is_string_statement(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-
-
 class NoAssertionRule(Rule):
     """
     Flags a test that asserts nothing.
@@ -422,11 +418,14 @@ class NoAssertionRule(Rule):
         for ancestor, child in self.ctx.ancestors_in_function(node):
             if isinstance(ancestor, ast.If):
                 return True
-            if isinstance(ancestor, TRY_TYPES) and any(child is stmt for stmt in ancestor.orelse):
+            if not isinstance(ancestor, TRY_TYPES):
+                continue
+            attempt: ast.Try = ancestor  # type: ignore[assignment]  # ast.TryStar (3.11+) has the same fields
+            if any(child is stmt for stmt in attempt.orelse):
                 return True  # try: f() / except X: pass / else: raise
-            if isinstance(ancestor, TRY_TYPES) and any(child is stmt for stmt in ancestor.body):
+            if any(child is stmt for stmt in attempt.body):
                 # try: raise x() / except all_errors: pass -- fails when the handler misses it
-                return bool(ancestor.handlers) and all(_only_passes(h.body) for h in ancestor.handlers)
+                return bool(attempt.handlers) and all(_only_passes(h.body) for h in attempt.handlers)
         return False
 
     def visit_Assign(self, node: ast.Assign) -> Iterator[Violation]:
@@ -517,7 +516,10 @@ class NoAssertionRule(Rule):
     def _states_its_claim(self, node: FunctionNode) -> bool:
         """The docstring, the string statements and the comments of the test
         (and the comment block above it) say "this does not crash or raise"."""
-        texts = [stmt.value.value for stmt in node.body if _is_string_statement(stmt)]
+        texts = [
+            stmt.value.value for stmt in node.body
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        ]
         first = min((d.lineno for d in node.decorator_list), default=node.lineno)
         texts.append(_comments_above(self.ctx.lines, first))
         texts.append(_comment_text(self.ctx.lines, node.lineno, node.end_lineno or node.lineno))
