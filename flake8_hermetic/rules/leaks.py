@@ -752,7 +752,8 @@ class RemovalInTearDownRule(Rule):
     `tearDown` runs whenever `setUp` finished), a setUp whose creation
     is its last real work (what follows is only names, literals,
     `os.getcwd()`, `os.chdir()` into it, `os.path` string work,
-    `sys.path.insert`, `addCleanup`), and a setUp that wraps the rest in
+    `sys.path.insert`, `addCleanup`, or `super().setUp()` when every base
+    is unittest's own `TestCase`, whose setUp does nothing), and a setUp that wraps the rest in
     `try`/`except` that removes the directory and re-raises.
 
     ## Known problems
@@ -861,10 +862,28 @@ def _cannot_raise(ctx: Context, stmt: ast.stmt) -> bool:
         func = call.func
         if ctx.call_name(call) == "os.chdir":
             return all(_simple(a) for a in call.args)
+        if _inherited_noop_setup(ctx, call):
+            return True
         # self.addCleanup(...), sys.path.insert(0, d): bookkeeping, not work
         if isinstance(func, ast.Attribute) and (func.attr in CONTAINER_METHODS or func.attr in CLEANUP_REGISTRARS):
             return all(_simple(a) for a in call.args)
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+def _inherited_noop_setup(ctx: Context, call: ast.Call) -> bool:
+    """``super().setUp()`` in a class whose bases are all unittest's own
+    TestCase classes, whose setUp methods do nothing."""
+    func = call.func
+    if call.args or call.keywords or not isinstance(func, ast.Attribute) or func.attr not in SETUP_METHODS:
+        return False
+    if not (isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+        return False
+    class_scope = ctx.class_scope
+    bases = getattr(class_scope.node, "bases", []) if class_scope is not None else []
+    return bool(bases) and all((ctx.resolve(base) or "").startswith("unittest.") for base in bases)
+
+
+SETUP_METHODS = frozenset({"setUp", "setUpClass", "asyncSetUp"})
 
 
 def _removes_and_reraises(stmt: ast.stmt) -> bool:
