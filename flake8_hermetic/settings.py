@@ -209,7 +209,10 @@ def read_pyproject_table(path: str) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None) or _line_from_message(str(exc), path)
+        # "at end of document": the last line with text, whichever TOML parser counted it
+        line = (None if "end of document" in str(exc) else getattr(exc, "lineno", None)) or _line_from_message(
+            str(exc), path
+        )
         reason = getattr(exc, "msg", None) or re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)$", "", str(exc))
         raise ConfigError(f"{path}:{line}: invalid TOML: {reason}") from None
     tool = document.get("tool", {})
