@@ -184,7 +184,7 @@ PATHOLOGICAL = {
                 await asyncio.sleep(x := 1)
             try:
                 pass
-            except* (OSError, ValueError) as group:
+            EXCEPT_STAR (OSError, ValueError) as group:
                 raise group
             match os.environ:
                 case {"HOME": home, **rest} if home:
@@ -194,7 +194,7 @@ PATHOLOGICAL = {
                 case _:
                     await (lambda: asyncio.sleep(1))()
             f"{(yield)=!r:>{width}}" if False else None
-        """),
+        """).replace("EXCEPT_STAR", "except*" if sys.version_info >= (3, 11) else "except"),  # except* is 3.11+
     "relative-and-star-imports": textwrap.dedent("""\
         from . import *
         from .. import os as os
