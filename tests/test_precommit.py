@@ -122,7 +122,8 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> 
     """The package as a committed repository: what a user's pre-commit clones."""
     root = tmp_path_factory.mktemp("hook-repo")
     for item in REPO.iterdir():
-        if item.is_file():
+        # in a git worktree .git is a file pointing at the real repository: never copy it
+        if item.is_file() and item.name != ".git":
             shutil.copy2(item, root / item.name)
     shutil.copytree(REPO / "flake8_hermetic", root / "flake8_hermetic",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
