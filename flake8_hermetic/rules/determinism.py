@@ -1267,6 +1267,10 @@ def allocatable_pid(node: ast.expr | None) -> int | None:
     return None
 
 
+#: the last name of a call that can replace a function: patch, patch.object, monkeypatch.setattr
+PATCHER_NAMES = frozenset({"patch", "object", "setattr"})
+
+
 class PidLiteralRule(Rule):
     """
     Flags a literal process id that a real host can hand out: an int from 2 to 4194304 used as a pid.
@@ -1332,6 +1336,9 @@ class PidLiteralRule(Rule):
     def _patch_target(self, call: ast.Call) -> str | None:
         """The pid call that ``patch("os.kill")``, ``patch.object(os, "kill")``
         or ``monkeypatch.setattr(os, "kill", ...)`` replaces, if any."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr not in PATCHER_NAMES:
+            return None  # a method call cannot be an alias of patch (a bare name can: p = mock.patch)
         name = called_as(self.ctx, call)
         args = call.args
         strings = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in args[:2]]

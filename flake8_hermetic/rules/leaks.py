@@ -2331,11 +2331,12 @@ class SharedTempPathRule(Rule):
                 scope[name] = _Origin(origin.node, origin.what, kind)
 
     def visit_Name(self, node: ast.Name) -> Iterator[Violation]:
-        if isinstance(node.ctx, ast.Load):
+        # most files bind no shared temp path at all: every name is then skipped at once
+        if isinstance(node.ctx, ast.Load) and (self._bound or self.constants()):
             yield from self._use(node, node.id)
 
     def visit_Attribute(self, node: ast.Attribute) -> Iterator[Violation]:
-        if isinstance(node.ctx, ast.Load) and self._bound.get(self._function_key()):
+        if isinstance(node.ctx, ast.Load) and self._bound and self._bound.get(self._function_key()):
             text = dotted_name(node)
             if text is not None and "." in text:
                 yield from self._use(node, text)
