@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.registry import Rule, Violation
+from flake8_hermetic.rules.leaks import patch_target
 
 if TYPE_CHECKING:
     from flake8_hermetic.engine import Context
@@ -1339,16 +1340,7 @@ class PidLiteralRule(Rule):
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr not in PATCHER_NAMES:
             return None  # a method call cannot be an alias of patch (a bare name can: p = mock.patch)
-        name = called_as(self.ctx, call)
-        args = call.args
-        strings = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in args[:2]]
-        method = name.rpartition(".")[2]
-        setattr_call = method == "setattr" and isinstance(call.func, ast.Attribute)
-        target = None
-        if (method == "patch" or setattr_call) and strings and strings[0] is not None:
-            target = strings[0]
-        elif (name.endswith("patch.object") or setattr_call) and len(strings) == 2 and strings[1] is not None:
-            target = f"{self.ctx.resolve(args[0])}.{strings[1]}"
+        target = patch_target(self.ctx, call)
         if target is None:
             return None
         return next((pid_call for pid_call in PID_CALLS if target == pid_call or target.endswith("." + pid_call)), None)

@@ -2896,6 +2896,8 @@ def patch_target(ctx: Context, call: ast.Call) -> str | None:
     kind = _patch_kind(name)
     if kind is None and name.rpartition(".")[2] == "setattr" and name.startswith("monkeypatch"):
         kind = "object"
+    if kind is None and name == "patch":
+        kind = "patch"  # a local wrapper of mock.patch under the same name
     args = call.args
     if not args:
         return None
