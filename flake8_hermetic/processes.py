@@ -174,10 +174,7 @@ def _argv_of(node: ast.expr, shell: bool) -> Argv | None:
                 if parts:
                     return (*parts[:-1], None) if not head.value[-1:].isspace() else (*parts, None)
         return None
-    try:
-        return tuple(shlex.split(text))
-    except ValueError:
-        return tuple(text.split())
+    return tuple(word for word in split_words(text, shell=False) if isinstance(word, str))  # all str: literal text
 
 
 def child_process(call: ast.Call, name: str | None) -> ChildProcess | None:
