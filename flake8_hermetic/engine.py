@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flake8_hermetic.hostpins import Pins, pins_for_file
 from flake8_hermetic.imports import ImportResolver, module_imports
@@ -97,6 +97,7 @@ def _last_name(node: ast.AST) -> str:
 
 
 EXPECT_RAISES = frozenset({"pytest.raises", "raises"})
+_UNSEEN = object()
 
 
 class Context:
@@ -123,18 +124,31 @@ class Context:
         self._testcase_classes: set[str] = set()
         # Many rules ask for the name of the same call while it is visited;
         # the walk empties this whenever the import bindings change.
-        self._names: dict[int, tuple[ast.AST, str | None]] = {}
+        # Keyed by id: the nodes are kept alive beside it, so no other object
+        # can take one of their ids (no tuple per entry: fewer objects for the GC).
+        self._names: dict[int, str | None] = {}
+        self._named: list[ast.AST] = []
         #: callee name -> handlers a rule added while walking (see dispatch_calls_to)
         self._call_listeners: dict[str, list[Callable[[ast.Call], Iterable[Violation]]]] = {}
+        #: the walk's node type -> handlers table and the node types it does not
+        #: stack, for this file (see dispatch_to); the engine fills them in
+        self._dispatch: dict[type[ast.AST], list[Callable[[ast.AST], Iterable[Violation]]]] = {}
+        self._skipped: set[type[ast.AST]] = set()
 
     # -- names ---------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
-        cached = self._names.get(id(node))
-        if cached is not None and cached[0] is node:
-            return cached[1]
-        name = self.resolver.resolve(node)
-        self._names[id(node)] = (node, name)
+        key = id(node)
+        name = self._names.get(key, _UNSEEN)
+        if name is not _UNSEEN:
+            return name  # type: ignore[return-value]
+        name = self._names[key] = self.resolver.resolve(node)
+        self._named.append(node)
         return name
+
+    def forget_names(self) -> None:
+        """Drop the resolved names: the import bindings changed."""
+        self._names.clear()
+        self._named.clear()
 
     def call_name(self, call: ast.Call) -> str | None:
         return self.resolve(call.func)
@@ -146,6 +160,18 @@ class Context:
         handlers = self._call_listeners.setdefault(name, [])
         if handler not in handlers:
             handlers.append(handler)
+
+    def dispatch_to(self, node_type: type[ast.AST], handler: Callable[[Any], Iterable[Violation]]) -> None:
+        """Hand the nodes of ``node_type`` that the walk reaches from now on
+        to ``handler`` too: for a rule that needs a common node type (every
+        ``Name``) only once it has seen something in the file, and would
+        otherwise make the walk stack those nodes in every file. The nodes
+        already taken apart are not revisited: subscribe before the walk
+        reaches the part of the file that needs it."""
+        handlers = self._dispatch.setdefault(node_type, [])
+        if handler not in handlers:
+            handlers.append(handler)
+            self._skipped.discard(node_type)
 
     # -- scopes --------------------------------------------------------
     @property
@@ -482,7 +508,8 @@ class Engine:
 
     def lint(self, tree: ast.Module, lines: Sequence[str], path: str, settings: Settings) -> list[Violation]:
         ctx = Context(tree, lines, path, settings)
-        dispatch: dict[type[ast.AST], list] = {}
+        dispatch = ctx._dispatch
+        ctx._skipped.update(self._skipped)
         call_handlers = []
         rules = []
         for cls, handled in self._plan:
@@ -506,12 +533,12 @@ class Engine:
     ) -> None:
         parents = ctx.parents
         resolver = ctx.resolver
-        names = ctx._names
+        forget_names = ctx.forget_names
         resolve = ctx.resolve
         listeners = ctx._call_listeners
         call_type, attribute_type = (ast.Call if routes is not None else None), ast.Attribute
         known_routes = routes.known if routes is not None else {}
-        skipped = self._skipped
+        skipped = ctx._skipped  # a rule may take a type out of it while walking (dispatch_to)
         visit_leaves = self._visit_leaves
         fields_of = self._child_fields
         ast_type, list_type = ast.AST, list
@@ -538,7 +565,7 @@ class Engine:
                 ctx._where_stack.pop()
                 ctx.where = ctx._where_stack[-1]
                 resolver.pop()
-                names.clear()
+                forget_names()
                 continue
             handlers = dispatch.get(node_type)
             if handlers:
@@ -563,13 +590,13 @@ class Engine:
                 elif node_type is import_type or node_type is import_from_type:
                     if len(ctx.scopes) > 1:
                         resolver.bind(node)  # type: ignore[arg-type]
-                        names.clear()
+                        forget_names()
                     continue
                 elif node_type is assign_type and len(ctx.scopes) > 1:
                     # `environ = {}` in a function: later uses are that local, not os.environ
                     for target in node.targets:  # type: ignore[attr-defined]
                         if type(target) is ast.Name and resolver.shadow(target.id):
-                            names.clear()
+                            forget_names()
             # The children in ast.iter_child_nodes order, without the skipped leaves.
             fields = fields_of.get(node_type)
             if fields is None:
@@ -617,4 +644,4 @@ class Engine:
                              arguments.vararg, arguments.kwarg):
                 if argument is not None:
                     ctx.resolver.shadow(argument.arg)
-            ctx._names.clear()
+            ctx.forget_names()

@@ -128,5 +128,15 @@ class ImportResolver:
             dotted = dotted + part if part == "()" else f"{dotted}.{part}"
         return dotted
 
+    def names_bound_to(self, modules: Iterable[str]) -> set[str]:
+        """The local names an import bound to one of ``modules`` or to
+        something inside it (``import time as t``, ``from time import monotonic``)."""
+        heads = tuple(modules)
+        prefixes = tuple(f"{module}." for module in heads)
+        return {
+            name for frame in self._frames for name, target in frame.items()
+            if target in heads or target.startswith(prefixes)
+        }
+
     def is_bound(self, name: str) -> bool:
         return self.lookup(name) is not None

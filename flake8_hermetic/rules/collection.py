@@ -84,8 +84,8 @@ class CollectionTime:
                 return False, False
         elif isinstance(parent, ast.Call) and child is not parent.func and not in_parametrize:
             if self.ctx.call_name(parent) == PARAMETRIZE:
-                return runs, True
-        return runs, in_parametrize
+                return (True, True) if runs else (False, True)
+        return state  # the same tuple: no new object per node
 
 
 # -- HRM401: folding an expression to the bytes it builds -----------------------
@@ -681,17 +681,26 @@ class ImportTimeExitRule(Rule):
         super().__init__(ctx)
         self.timing = CollectionTime(ctx)
         self.script = False
+        # A bare ``argv`` is sys.argv only after ``from sys import argv``: until
+        # one is seen, the walk need not stack the file's names for this rule.
+        if ctx.resolver.lookup("argv") == "sys.argv":
+            ctx.dispatch_to(ast.Name, self.on_name)
 
     def _reads_command_line(self, node: ast.Name | ast.Attribute) -> None:
         if not self.script and self.ctx.resolve(node) == "sys.argv" and self.timing.import_time(node):
             self.script = True
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> Iterator[Violation]:
+        if node.module == "sys" and any(alias.name == "argv" for alias in node.names):
+            self.ctx.dispatch_to(ast.Name, self.on_name)
+        return iter(())
 
     def visit_Attribute(self, node: ast.Attribute) -> Iterator[Violation]:
         if node.attr == "argv":
             self._reads_command_line(node)
         return iter(())
 
-    def visit_Name(self, node: ast.Name) -> Iterator[Violation]:
+    def on_name(self, node: ast.Name) -> Iterator[Violation]:
         if node.id == "argv":
             self._reads_command_line(node)
         return iter(())

@@ -85,18 +85,31 @@ RAISING_HELPERS = frozenset(
 RAISING_PREFIX = re.compile(r"_?validate(?:_|$)")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class FunctionFacts:
-    """What the walk saw inside one function (its nested defs included)."""
+    """What the walk saw inside one function (its nested defs included).
+
+    One per def and class of the file: slotted, and the sets made on first
+    use, so a file of many small tests costs the garbage collector little."""
 
     name: str
     asserts: bool = False
     #: functions and classes of this file it calls, by name
-    callees: set[str] = dataclasses.field(default_factory=set)
+    callees: set[str] | None = None
     #: called names that contain "test": helpers that run a test, asserting inside
-    test_helpers: set[str] = dataclasses.field(default_factory=set)
+    test_helpers: set[str] | None = None
     #: for a method, its class: a class asserts when one of its methods does
     owner: FunctionFacts | None = None
+
+    def add_callee(self, name: str) -> None:
+        if self.callees is None:
+            self.callees = set()
+        self.callees.add(name)
+
+    def add_test_helper(self, name: str) -> None:
+        if self.test_helpers is None:
+            self.test_helpers = set()
+        self.test_helpers.add(name)
 
 
 def _words(name: str) -> list[str]:
@@ -313,7 +326,9 @@ class NoAssertionRule(Rule):
         super().__init__(ctx)
         self.facts: dict[int, FunctionFacts] = {}
         self.defined: set[str] = set()  # names of the functions and classes of this file
-        self.tests: list[tuple[FunctionFacts, FunctionNode, Violation]] = []
+        self.tests: list[tuple[FunctionFacts, FunctionNode, str]] = []
+        #: innermost scope (id) -> the facts of the functions around it, outermost first
+        self._chains: dict[int, tuple[FunctionFacts, ...]] = {}
         basename = os.path.basename(ctx.path)
         self.judged = basename != "conftest.py"
         # a module-level test* function is collected from test*.py / *_test.py only (pytest's and
@@ -342,9 +357,8 @@ class NoAssertionRule(Rule):
                 # a decorator of this file may wrap the body in the real check (``@jump_test(1, 3, [3])``)
                 wrapper = decorator.func if isinstance(decorator, ast.Call) else decorator
                 if isinstance(wrapper, ast.Name) and not self.ctx.resolver.is_bound(wrapper.id):
-                    facts.callees.add(wrapper.id)
-            violation = self.report(node, name=node.name)
-            self.tests.append((facts, node, dataclasses.replace(violation, where=self.ctx.where_of(node))))
+                    facts.add_callee(wrapper.id)
+            self.tests.append((facts, node, self.ctx.where_of(node)))
         return iter(())
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -376,12 +390,17 @@ class NoAssertionRule(Rule):
         return False
 
     # -- what the bodies do ----------------------------------------------------
-    def _enclosing_facts(self) -> Iterator[FunctionFacts]:
-        for scope in self.ctx.scopes:
-            if scope.kind == "function":
-                facts = self.facts.get(id(scope.node))
-                if facts is not None:
-                    yield facts
+    def _enclosing_facts(self) -> tuple[FunctionFacts, ...]:
+        """The facts of the functions the walk is in (the same for every node
+        of one scope: kept per innermost scope)."""
+        key = id(self.ctx.scope.node)
+        chain = self._chains.get(key)
+        if chain is None:
+            chain = self._chains[key] = tuple(
+                facts for scope in self.ctx.scopes if scope.kind == "function"
+                for facts in [self.facts.get(id(scope.node))] if facts is not None
+            )
+        return chain
 
     def _mark_asserting(self) -> None:
         for facts in self._enclosing_facts():
@@ -436,7 +455,11 @@ class NoAssertionRule(Rule):
         return iter(())
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
-        if not any(True for _ in self._enclosing_facts()):
+        # Once every function around the call asserts, nothing a call adds can
+        # change a verdict: marking, callees and test helpers only ever set
+        # ``asserts`` on these same functions. Most calls of a test come after
+        # its first assertion.
+        if all(facts.asserts for facts in self._enclosing_facts()):
             return iter(())
         func = node.func
         last = _last_name(func)
@@ -462,7 +485,7 @@ class NoAssertionRule(Rule):
                     self._mark_asserting()  # _testcapi.test_buildvalue_N(): a test of another module
                     return iter(())
             for facts in self._enclosing_facts():
-                facts.test_helpers.add(last)
+                facts.add_test_helper(last)
         for argument in (*node.args, *(k.value for k in node.keywords)):
             # an assertion method handed over as a callback: d.addCallback(self.assertEqual, 1)
             if "assert" in _last_name(argument).lower():
@@ -482,17 +505,17 @@ class NoAssertionRule(Rule):
 
     def _record_callee(self, name: str) -> None:
         for facts in self._enclosing_facts():
-            facts.callees.add(name)
+            facts.add_callee(name)
 
     # -- the verdict -----------------------------------------------------------
     def finish(self) -> Iterator[Violation]:
         callers: dict[str, list[FunctionFacts]] = {}
         for facts in self.facts.values():
-            for callee in facts.callees:
+            for callee in facts.callees or ():
                 callers.setdefault(callee, []).append(facts)
         for facts in self.facts.values():
             # a test helper of another module (``self._test_encoding()``, ``enum._test_simple_enum()``)
-            if any(name not in self.defined for name in facts.test_helpers):
+            if any(name not in self.defined for name in facts.test_helpers or ()):
                 facts.asserts = True
         pending = [facts for facts in self.facts.values() if facts.asserts]
         while pending:
@@ -503,7 +526,7 @@ class NoAssertionRule(Rule):
                     caller.asserts = True
                     pending.append(caller)
         methods = {(id(facts.owner), facts.name): facts for facts in self.facts.values() if facts.owner}
-        for facts, node, violation in self.tests:
+        for facts, node, where in self.tests:
             if facts.asserts:
                 continue
             # socket tests: testFoo() is the server half, _testFoo() the client half run in a thread
@@ -511,7 +534,7 @@ class NoAssertionRule(Rule):
             if partner is not None and partner.asserts:
                 continue
             if not self._states_its_claim(node):
-                yield violation
+                yield dataclasses.replace(self.report(node, name=node.name), where=where)
 
     def _states_its_claim(self, node: FunctionNode) -> bool:
         """The docstring, the string statements and the comments of the test

@@ -91,6 +91,8 @@ NUMERIC_CALLS = frozenset(
     | {f"statistics.{name}" for name in ("mean", "fmean", "median")}
 )
 READING, ELAPSED = 1, 2
+#: the modules :data:`CLOCKS` come from
+CLOCK_MODULES = ("time", "timeit")
 
 
 class ClockFlow:
@@ -103,11 +105,18 @@ class ClockFlow:
     other calls' results.
     """
 
-    __slots__ = ("_levels", "_resolve")
+    __slots__ = ("_clockless", "_levels", "_resolve")
 
-    def __init__(self, function: FunctionNode | None, resolve: Callable[[ast.AST], str | None]) -> None:
+    def __init__(
+        self, function: FunctionNode | None, resolve: Callable[[ast.AST], str | None], clockless: bool = False,
+    ) -> None:
+        """``clockless``: the caller knows ``function`` reads no clock (its
+        source names none), so nothing in it is a reading or a duration."""
         self._resolve = resolve
         self._levels: dict[str, int] = {}
+        self._clockless = clockless
+        if clockless:
+            return
         if function is None:
             return
         for node in own_nodes(function):
@@ -126,6 +135,8 @@ class ClockFlow:
 
     def level(self, expr: ast.AST) -> int:
         """0, READING or ELAPSED: what ``expr`` computes from the clock."""
+        if self._clockless:
+            return 0
         found = 0
         stack: list[tuple[ast.AST, bool]] = [(expr, False)]
         while stack:
@@ -167,8 +178,21 @@ class ClockFlows:
         function = self.ctx.function
         flow = self._flows.get(id(function))
         if flow is None:
-            flow = self._flows[id(function)] = ClockFlow(function, self.ctx.resolve)
+            clockless = function is not None and not may_read_clock(self.ctx, function)
+            flow = self._flows[id(function)] = ClockFlow(function, self.ctx.resolve, clockless)
         return flow
+
+
+def may_read_clock(ctx: Context, function: FunctionNode) -> bool:
+    """Whether ``function`` can call one of :data:`CLOCKS`: its source says
+    ``time`` (the module, ``timeit``, an import inside it), or a name an
+    import bound to one of those modules or their functions. A cheap test
+    that spares most functions the walk of :class:`ClockFlow`."""
+    # the whole lines the def spans: a little more than its text, never less
+    text = "".join(ctx.lines[function.lineno - 1:function.end_lineno or function.lineno])
+    if "time" in text:
+        return True
+    return any(alias in text for alias in ctx.resolver.names_bound_to(CLOCK_MODULES))
 
 
 #: calls that bound what runs inside them: as a wrapper or as a ``with`` item
@@ -1325,6 +1349,9 @@ class PidLiteralRule(Rule):
 
     code = "HRM205"
     message = "pid {pid} can name a live process on a long-running host; use a number no OS allocates (99999999999) or pin the liveness probe"
+    # the pid calls, and the patch calls that may replace one (see patch_target)
+    calls = PID_CALLS | {"patch", "*.patch", "*.patch.object", "*.setattr"}
+    methods = PATCHER_NAMES
 
     __slots__ = ("_patcher_ids", "_patcher_names")
 
@@ -1389,11 +1416,13 @@ class PidLiteralRule(Rule):
             pid = allocatable_pid(node.args[0])
             if pid is not None and not self._patched(name):  # type: ignore[arg-type]
                 yield self.report(node.args[0], pid=pid)
-        for keyword in node.keywords:
-            if keyword.arg == "pid":
-                pid = allocatable_pid(keyword.value)
-                if pid is not None:
-                    yield self.report(keyword.value, pid=pid)
+
+    def visit_keyword(self, node: ast.keyword) -> Iterator[Violation]:
+        # ``pid=`` of any call (``Process(pid=1234)``, a helper's ``wait_for(pid=...)``)
+        if node.arg == "pid" and isinstance(self.ctx.parent, ast.Call):
+            pid = allocatable_pid(node.value)
+            if pid is not None:
+                yield self.report(node.value, pid=pid)
 
     def _assignment(self, node: ast.AST) -> Iterator[Violation]:
         for target, value in assigned_pairs(node):

@@ -2256,6 +2256,10 @@ class SharedTempPathRule(Rule):
         self._bound: dict[int, dict[str, _Origin]] = {}
         self._reported: set[tuple[int, int]] = set()
         self._constants: dict[str, _Origin] | None = None
+        # Names matter only where one may hold a shared temp path; most files
+        # have none, and then the walk need not stack a single Name.
+        if self.constants():
+            self._follow_names()
 
     # -- where a location starts -------------------------------------------
     def visit_Constant(self, node: ast.Constant) -> Iterator[Violation]:
@@ -2329,14 +2333,19 @@ class SharedTempPathRule(Rule):
             scope = self._bound.setdefault(self._function_key(), {})
             for name in names:
                 scope[name] = _Origin(origin.node, origin.what, kind)
+            self._follow_names()
 
-    def visit_Name(self, node: ast.Name) -> Iterator[Violation]:
-        # most files bind no shared temp path at all: every name is then skipped at once
-        if isinstance(node.ctx, ast.Load) and (self._bound or self.constants()):
+    def _follow_names(self) -> None:
+        """From now on, see the names and attributes the walk reaches."""
+        self.ctx.dispatch_to(ast.Name, self.on_name)
+        self.ctx.dispatch_to(ast.Attribute, self.on_attribute)
+
+    def on_name(self, node: ast.Name) -> Iterator[Violation]:
+        if isinstance(node.ctx, ast.Load):
             yield from self._use(node, node.id)
 
-    def visit_Attribute(self, node: ast.Attribute) -> Iterator[Violation]:
-        if isinstance(node.ctx, ast.Load) and self._bound and self._bound.get(self._function_key()):
+    def on_attribute(self, node: ast.Attribute) -> Iterator[Violation]:
+        if isinstance(node.ctx, ast.Load) and self._bound.get(self._function_key()):
             text = dotted_name(node)
             if text is not None and "." in text:
                 yield from self._use(node, text)
