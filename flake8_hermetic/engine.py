@@ -522,9 +522,16 @@ class Engine:
                     dispatch.setdefault(node_type, []).append(getattr(rule, method))
         found: list[Violation] = []
         routes = self._call_routes(settings) if call_handlers else None
-        self._walk(tree, ctx, dispatch, found, routes, call_handlers)
-        for rule in rules:
-            found.extend(rule.finish())
+        try:
+            self._walk(tree, ctx, dispatch, found, routes, call_handlers)
+            for rule in rules:
+                found.extend(rule.finish())
+        finally:
+            # The handler tables hold the rules, and the rules hold the
+            # context: without this cycle, all of a file's state goes with
+            # its last reference, not with the garbage collector's next pass.
+            dispatch.clear()
+            ctx._call_listeners.clear()
         return found
 
     def _walk(
@@ -546,26 +553,26 @@ class Engine:
         special = frozenset({ast.Call, ast.Import, ast.ImportFrom, ast.Assign})
         import_type, import_from_type, assign_type = ast.Import, ast.ImportFrom, ast.Assign
         scope_types = SCOPE_TYPES
-        # A node to visit is stacked bare (the common case, no tuple to build);
-        # the other events as (event, node) pairs.
+        # A node to visit is stacked bare; leaving a node is the int _LEAVE (the
+        # parents list knows which node), leaving a scope the int _SCOPE_OUT,
+        # entering one the pair (_SCOPE_IN, node): no tuple per node.
         stack: list = [tree]
         pop, push = stack.pop, stack.append
         while stack:
             node = pop()
             node_type = type(node)
-            if node_type is tuple:
-                event, node = node
-                if event == _LEAVE:
+            if node_type is int:
+                if node == _LEAVE:
                     parents.pop()
-                    continue
-                if event == _SCOPE_IN:
-                    Engine._enter_scope(ctx, node)
                     continue
                 ctx.scopes.pop()
                 ctx._where_stack.pop()
                 ctx.where = ctx._where_stack[-1]
                 resolver.pop()
                 forget_names()
+                continue
+            if node_type is tuple:
+                Engine._enter_scope(ctx, node[1])
                 continue
             handlers = dispatch.get(node_type)
             if handlers:
@@ -597,7 +604,11 @@ class Engine:
                     for target in node.targets:  # type: ignore[attr-defined]
                         if type(target) is ast.Name and resolver.shadow(target.id):
                             forget_names()
-            # The children in ast.iter_child_nodes order, without the skipped leaves.
+            # The children in ast.iter_child_nodes order, without the skipped
+            # leaves; under them the _LEAVE of this node, if it has any (a node
+            # without children is nobody's ancestor: no need to stack it).
+            # A def or class: its body inside its own scope, everything else
+            # (decorators, defaults, bases) in the enclosing one.
             fields = fields_of.get(node_type)
             if fields is None:
                 fields = fields_of[node_type] = child_fields(node_type, visit_leaves)
@@ -612,17 +623,15 @@ class Engine:
                     children.append(value)
             if node_type in scope_types:
                 parents.append(node)
-                push((_LEAVE, node))
-                # body inside the new scope; everything else in the enclosing one
-                push((_SCOPE_OUT, node))
+                push(_LEAVE)
+                push(_SCOPE_OUT)
                 stack.extend(reversed(node.body))  # type: ignore[attr-defined]
                 push((_SCOPE_IN, node))
                 body_ids = {id(stmt) for stmt in node.body}  # type: ignore[attr-defined]
                 children = [c for c in children if id(c) not in body_ids]
             elif children:
-                # a node without children is nobody's ancestor: no need to stack it
                 parents.append(node)
-                push((_LEAVE, node))
+                push(_LEAVE)
             children.reverse()
             stack.extend(children)
 

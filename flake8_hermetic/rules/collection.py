@@ -685,6 +685,9 @@ class ImportTimeExitRule(Rule):
         # one is seen, the walk need not stack the file's names for this rule.
         if ctx.resolver.lookup("argv") == "sys.argv":
             ctx.dispatch_to(ast.Name, self.on_name)
+        # ``sys.argv`` in any spelling has "argv" in the file's text
+        if "argv" in ctx.source:
+            ctx.dispatch_to(ast.Attribute, self.on_attribute)
 
     def _reads_command_line(self, node: ast.Name | ast.Attribute) -> None:
         if not self.script and self.ctx.resolve(node) == "sys.argv" and self.timing.import_time(node):
@@ -695,7 +698,7 @@ class ImportTimeExitRule(Rule):
             self.ctx.dispatch_to(ast.Name, self.on_name)
         return iter(())
 
-    def visit_Attribute(self, node: ast.Attribute) -> Iterator[Violation]:
+    def on_attribute(self, node: ast.Attribute) -> Iterator[Violation]:
         if node.attr == "argv":
             self._reads_command_line(node)
         return iter(())

@@ -454,12 +454,15 @@ class NoAssertionRule(Rule):
             self._mark_asserting()
         return iter(())
 
+    def _settled(self) -> bool:
+        """Every function around the node asserts (or there is none): nothing
+        a call adds can change a verdict, since marking, callees and test
+        helpers only ever set ``asserts`` on these same functions. Most calls
+        of a test come after its first assertion."""
+        return all(facts.asserts for facts in self._enclosing_facts())
+
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
-        # Once every function around the call asserts, nothing a call adds can
-        # change a verdict: marking, callees and test helpers only ever set
-        # ``asserts`` on these same functions. Most calls of a test come after
-        # its first assertion.
-        if all(facts.asserts for facts in self._enclosing_facts()):
+        if self._settled():
             return iter(())
         func = node.func
         last = _last_name(func)

@@ -2115,6 +2115,8 @@ def _literal(node: ast.AST | None) -> bool:
 # -- HRM108 ------------------------------------------------------------------------
 
 SHARED_TEMP_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/")
+#: what the source of a file holding one of those literals must contain
+SHARED_TEMP_DIRS = ("/tmp", "/dev/shm")
 PATH_JOINERS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
 BASETEMP = "--basetemp="
 #: calls whose result is still the same place on disk (a string or a Path)
@@ -2260,9 +2262,14 @@ class SharedTempPathRule(Rule):
         # have none, and then the walk need not stack a single Name.
         if self.constants():
             self._follow_names()
+        # Nor a single constant, in a file whose text names no shared temp
+        # directory (a literal spelled with escapes, "\x2ftmp/", is not seen).
+        source = ctx.source
+        if any(directory in source for directory in SHARED_TEMP_DIRS):
+            ctx.dispatch_to(ast.Constant, self.on_constant)
 
     # -- where a location starts -------------------------------------------
-    def visit_Constant(self, node: ast.Constant) -> Iterator[Violation]:
+    def on_constant(self, node: ast.Constant) -> Iterator[Violation]:
         text = _shared_temp_text(node.value)
         if text is None:
             return
