@@ -20,6 +20,10 @@ suite that ships with the interpreter; any directory as an argument):
    flake8 starts (see ``FLAKE8_WITH_PLUGINS``). The runs alternate; the
    figure is the child's CPU time (user + system, from ``os.times``), the
    least of the repeats, with the wall time beside it.
+3. With ``--instructions EVERY``, the same whole runs over every EVERYth
+   file, under valgrind: the instructions each set-up executes. A count
+   does not move with the machine's load, so this ratio is steady where
+   the CPU times of a shared machine are not.
 
 Run from the repository root::
 
@@ -32,6 +36,7 @@ import argparse
 import ast
 import gc
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -180,7 +185,19 @@ def flake8_run_seconds(packages: Sequence[str], corpus: str, extra: Sequence[str
     return (children_cpu_seconds() - cpu_before) or wall, wall
 
 
+def byte_compile_pack() -> None:
+    """Write the pack's ``.pyc`` files, as ``pip install`` does: an editable
+    install under ``PYTHONDONTWRITEBYTECODE`` would otherwise compile the
+    pack from source in every run, which the installed peers never pay."""
+    import compileall
+
+    import flake8_hermetic
+
+    compileall.compile_dir(os.path.dirname(flake8_hermetic.__file__), quiet=1)
+
+
 def report_flake8_runs(corpus: str, repeats: int, jobs: int) -> None:
+    byte_compile_pack()
     configurations = {
         "flake8 (pyflakes, pycodestyle, mccabe)": (CORE_PLUGINS, ()),
         "+ flake8-hermetic": ((*CORE_PLUGINS, "flake8-hermetic"), ()),
@@ -201,6 +218,41 @@ def report_flake8_runs(corpus: str, repeats: int, jobs: int) -> None:
         rounds = [(run / plain - 1) * 100 for (run, _), (plain, _) in zip(samples, alone)]
         print(f"  {name:<42}{cpu:>8.2f} s CPU  {(cpu / base - 1) * 100:+6.1f}% over flake8 alone"
               f"  (per round {min(rounds):+.1f}% .. {max(rounds):+.1f}%; wall {wall:.2f} s)")
+
+
+def instructions_of_run(packages: Sequence[str], corpus: str, paths: Sequence[str]) -> int:
+    """Instructions one flake8 run over ``paths`` executes, counted by
+    valgrind (cachegrind, no cache simulation): the same on a busy machine
+    as on an idle one."""
+    argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={os.devnull}",
+            sys.executable, "-c", FLAKE8_WITH_PLUGINS, ",".join(packages),
+            "--isolated", "--jobs=1", "--exit-zero", *paths]
+    result = subprocess.run(argv, cwd=corpus, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, check=True, timeout=7200)
+    for line in result.stderr.splitlines():
+        if "I" in line and "refs:" in line:
+            return int(line.rpartition("refs:")[2].replace(",", "").strip())
+    raise RuntimeError(f"no instruction count in valgrind's output: {result.stderr[-300:]}")
+
+
+def report_instructions(corpus: str, files: Sequence[SourceFile], every: int) -> None:
+    if shutil.which("valgrind") is None:
+        print("instructions: valgrind is not installed; skipped")
+        return
+    byte_compile_pack()
+    sample = [os.path.relpath(source.path, corpus) for source in files[::every]]
+    lines = sum(len(source.lines) for source in files[::every])
+    configurations = {
+        "flake8 (pyflakes, pycodestyle, mccabe)": CORE_PLUGINS,
+        "+ flake8-hermetic": (*CORE_PLUGINS, "flake8-hermetic"),
+        "+ flake8-bugbear": (*CORE_PLUGINS, "flake8-bugbear"),
+    }
+    print(f"instructions of a whole flake8 run (valgrind), every {every}th file: {len(sample)} files, {lines} lines:")
+    counts = {name: instructions_of_run(packages, corpus, sample) for name, packages in configurations.items()}
+    base = counts["flake8 (pyflakes, pycodestyle, mccabe)"]
+    for name, count in counts.items():
+        over = f"{(count / base - 1) * 100:+6.1f}% over flake8 alone" if count != base else ""
+        print(f"  {name:<42}{count / 1e9:>8.2f} G  {over}")
 
 
 def profile_pack(files: Sequence[SourceFile], factories: dict[str, Callable[[SourceFile], Any]], top: int) -> None:
@@ -225,6 +277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="flake8 --jobs for the whole runs (default 1)")
     parser.add_argument("--no-flake8", action="store_true", help="skip the whole-flake8 runs")
     parser.add_argument("--profile", type=int, metavar="N", help="cProfile the pack over the corpus; print the top N")
+    parser.add_argument("--instructions", type=int, metavar="EVERY",
+                        help="also count the instructions of whole flake8 runs with valgrind, over every EVERYth file")
     args = parser.parse_args(argv)
 
     corpus = os.path.abspath(args.corpus or default_corpus())
@@ -247,6 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     report_per_file(time_per_file(files, factories, args.repeats))
     if not args.no_flake8:
         report_flake8_runs(corpus, args.flake8_repeats, args.jobs)
+    if args.instructions:
+        report_instructions(corpus, files, args.instructions)
     return 0
 
 
