@@ -81,14 +81,14 @@ class Timing:
 
 
 def default_corpus() -> str:
-    import test  # the CPython test suite package
+    import test  # type: ignore[import-not-found]  # the CPython test suite package
 
     return os.path.dirname(test.__file__)
 
 
 def load_corpus(root: str) -> tuple[list[SourceFile], int]:
     """Every parseable ``.py`` under ``root``, sorted; and how many were skipped."""
-    paths = []
+    paths: list[str] = []
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
         paths.extend(os.path.join(directory, name) for name in sorted(filenames) if name.endswith(".py"))

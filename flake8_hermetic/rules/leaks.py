@@ -2225,7 +2225,9 @@ class SharedTempPathRule(Rule):
     a CLI option's default, a parametrize row), and a literal inside an
     `assert`, a comparison or an `assert*` call is data too. A helper of
     the project that writes to the path it is given (`dump("/tmp/x")`)
-    is not seen.
+    is not seen, and neither is a literal that spells the directory with
+    escapes (`"\\x2ftmp/x"`): the rule reads constants only in a file whose
+    text says `/tmp` or `/dev/shm`.
 
     ## Example
     ```python
