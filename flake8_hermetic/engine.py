@@ -64,9 +64,11 @@ def child_fields(node_type: type[ast.AST], leaves: bool) -> tuple[str, ...]:
     order; with ``leaves=False``, not those holding only contexts and operators."""
     if node_type is ast.Constant or node_type.__name__ == "MatchSingleton":
         return ()  # their ``value`` is a Python constant
+    # ``type X = ...`` (3.12+): the alias's ``name`` is a Name node, not a string
+    nodes_named = node_type.__name__ == "TypeAlias"
     return tuple(
         field for field in node_type._fields
-        if field not in SCALAR_FIELDS and (leaves or field not in LEAF_FIELDS)
+        if (field not in SCALAR_FIELDS or (nodes_named and field == "name")) and (leaves or field not in LEAF_FIELDS)
     )
 
 

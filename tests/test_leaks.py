@@ -442,6 +442,7 @@ NEW_SYNTAX = [
     pytest.param(
         (3, 12),
         """
+        import os
         import tempfile
 
         type Alias[T] = list[T]
@@ -449,6 +450,7 @@ NEW_SYNTAX = [
         def test_generic[T](tmp_path: T) -> None:
             path = f"{"/tmp/" + name}/{f"{x!r:>{width}}"}"
             d = tempfile.mkdtemp()
+            os.remove(path)
         """,
         ["HRM101", "HRM108"],
         id="type-params-and-nested-f-strings",
