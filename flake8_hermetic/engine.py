@@ -49,6 +49,24 @@ LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
 _LEAVE, _SCOPE_IN, _SCOPE_OUT = range(3)
 
 
+#: nodes whose body is a frame of its own, with names of its own
+NEW_FRAMES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def own_nodes(function: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``function``'s body in source order.
+
+    A nested def, class or lambda is yielded but not entered: its body is
+    another frame, with names of its own.
+    """
+    stack: list[ast.AST] = list(reversed(getattr(function, "body", [])))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, NEW_FRAMES):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
 def node_types() -> Iterator[type[ast.AST]]:
     """Every concrete node class of this Python's ``ast``."""
     pending: list[type[ast.AST]] = [ast.AST]

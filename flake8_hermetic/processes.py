@@ -15,6 +15,8 @@ import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from flake8_hermetic.engine import own_nodes
+
 #: canonical name -> how the command is given: None (an argv list or a
 #: string, ``args=``), "varargs" (one word per positional argument) or
 #: "shell" (one command string)
@@ -258,7 +260,7 @@ class AssignedValues:
         if isinstance(owner, ast.Module):
             nodes = self._module_statements(owner)
         else:
-            nodes = self._function_nodes(owner)
+            nodes = own_nodes(owner)
         for node in nodes:
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 self._bind_pairs(node.targets[0], node.value, node.lineno)
@@ -279,15 +281,6 @@ class AssignedValues:
                 and node.func.attr in ("append", "extend", "insert")
             ):
                 self._growth.setdefault(node.func.value.id, []).append(node.lineno)
-
-    @staticmethod
-    def _function_nodes(function: ast.AST) -> Iterator[ast.AST]:
-        stack: list[ast.AST] = list(reversed(getattr(function, "body", [])))
-        while stack:
-            node = stack.pop()
-            yield node
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
     @staticmethod
     def _module_statements(module: ast.Module) -> Iterator[ast.AST]:

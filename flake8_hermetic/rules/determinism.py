@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from flake8_hermetic.engine import NEW_FRAMES, own_nodes
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.registry import Rule, Violation
 from flake8_hermetic.rules.leaks import patch_target
@@ -15,21 +16,6 @@ if TYPE_CHECKING:
     from flake8_hermetic.engine import Context
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
-NEW_FRAMES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-def own_nodes(function: FunctionNode) -> Iterator[ast.AST]:
-    """The nodes of ``function``'s body in source order.
-
-    A nested def, class or lambda is yielded but not entered: its body is
-    another frame, with names of its own.
-    """
-    stack: list[ast.AST] = list(reversed(function.body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, NEW_FRAMES):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
 def subtree(node: ast.AST) -> Iterator[ast.AST]:
