@@ -13,10 +13,24 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 TIMEOUT = 120
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
+
+
+def source_corpus() -> list[Path]:
+    """Every rule's fixtures and the project's own tests: code of every kind,
+    for tests that lint it two ways and expect the same findings."""
+    return sorted([*(FIXTURES / "rules").rglob("*.py"), *(REPO / "tests").glob("test_*.py")])
+
+
+def source_corpus_params() -> list[Any]:
+    """:func:`source_corpus` as parameters named by their paths."""
+    return [pytest.param(path, id=path.relative_to(REPO).as_posix()) for path in source_corpus()]
 
 
 def child_env(home: Path) -> dict[str, str]:

@@ -13,7 +13,7 @@ import pytest
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.registry import Rule, Violation, all_rules
 from flake8_hermetic.settings import Settings
-from tests.helpers import FIXTURES, REPO
+from tests.helpers import source_corpus_params
 
 RULES = list(all_rules().values())
 
@@ -108,12 +108,7 @@ def test_configured_host_readers_are_routed_to_hrm402() -> None:
     assert lint(ast.parse(source), source.splitlines(True), "tests/test_x.py", Settings()) == []
 
 
-def corpus() -> list[Path]:
-    """Every rule's fixtures, and the project's own tests: calls of every kind."""
-    return sorted([*(FIXTURES / "rules").rglob("*.py"), *(REPO / "tests").glob("test_*.py")])
-
-
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.relative_to(REPO).as_posix()) for p in corpus()])
+@pytest.mark.parametrize("path", source_corpus_params())
 def test_routing_calls_by_name_changes_no_finding(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     tree = ast.parse(text)

@@ -17,7 +17,7 @@ from flake8_hermetic.engine import Context, Engine
 from flake8_hermetic.registry import Rule, Violation, all_rules
 from flake8_hermetic.rules import determinism
 from flake8_hermetic.settings import Settings
-from tests.helpers import FIXTURES, REPO
+from tests.helpers import FIXTURES, source_corpus, source_corpus_params
 
 RULES = all_rules()
 
@@ -93,17 +93,13 @@ class HRM501Always(RULES["HRM501"]):  # type: ignore[misc,valid-type]
         return not self._enclosing_facts()
 
 
-def corpus() -> list[Path]:
-    return sorted([*(FIXTURES / "rules").rglob("*.py"), *(REPO / "tests").glob("test_*.py")])
-
-
 def findings(rule: type[Rule], path: Path) -> list[tuple[int, int, str]]:
     text = path.read_text(encoding="utf-8")
     found = Engine([rule]).lint(ast.parse(text), text.splitlines(True), str(path), Settings())
     return sorted((v.line, v.col, v.message) for v in found)
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.relative_to(REPO).as_posix()) for p in corpus()])
+@pytest.mark.parametrize("path", source_corpus_params())
 @pytest.mark.parametrize(
     ("lazy", "eager"),
     [
@@ -116,7 +112,7 @@ def test_a_shortcut_changes_no_finding(path: Path, lazy: str, eager: type[Rule])
     assert findings(RULES[lazy], path) == findings(eager, path)
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.relative_to(REPO).as_posix()) for p in corpus()])
+@pytest.mark.parametrize("path", source_corpus_params())
 def test_skipping_functions_that_name_no_clock_changes_no_finding(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -128,7 +124,8 @@ def test_skipping_functions_that_name_no_clock_changes_no_finding(
 
 def test_the_fixtures_exercise_the_shortcuts() -> None:
     """The comparisons above mean something only if the rules find things there."""
-    found = {code: sum(len(findings(RULES[code], p)) for p in corpus()) for code in ("HRM108", "HRM403", "HRM203")}
+    codes = ("HRM108", "HRM403", "HRM203")
+    found = {code: sum(len(findings(RULES[code], path)) for path in source_corpus()) for code in codes}
     assert found["HRM108"] >= 5, found
     assert found["HRM403"] >= 3, found
     assert found["HRM203"] >= 5, found
