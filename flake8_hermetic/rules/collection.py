@@ -681,9 +681,9 @@ class ImportTimeExitRule(Rule):
         super().__init__(ctx)
         self.timing = CollectionTime(ctx)
         self.script = False
-        # A bare ``argv`` is sys.argv only after ``from sys import argv``: until
-        # one is seen, the walk need not stack the file's names for this rule.
-        if ctx.resolver.lookup("argv") == "sys.argv":
+        # A bare name is sys.argv only after ``from sys import argv [as x]``:
+        # until one is seen, the walk need not stack the file's names for this rule.
+        if ctx.resolver.names_bound_to(("sys.argv",)):
             ctx.dispatch_to(ast.Name, self.on_name)
         # ``sys.argv`` in any spelling has "argv" in the file's text
         if "argv" in ctx.source:
@@ -704,8 +704,7 @@ class ImportTimeExitRule(Rule):
         return iter(())
 
     def on_name(self, node: ast.Name) -> Iterator[Violation]:
-        if node.id == "argv":
-            self._reads_command_line(node)
+        self._reads_command_line(node)
         return iter(())
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
