@@ -49,6 +49,14 @@ from typing import Any
 #: entry name -> the package that provides it, for the checkers timed per file
 PER_FILE_CHECKERS = {"HRM": "flake8-hermetic", "B": "flake8-bugbear", "PT": "flake8-pytest-style"}
 CORE_PLUGINS = ("flake8", "pyflakes", "pycodestyle", "mccabe")
+ALONE = "flake8 (pyflakes, pycodestyle, mccabe)"
+#: the whole-run set-ups: name -> (plugin packages, extra flake8 options)
+WHOLE_RUNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    ALONE: (CORE_PLUGINS, ()),
+    "+ flake8-hermetic": ((*CORE_PLUGINS, "flake8-hermetic"), ()),
+    "+ flake8-hermetic, HRM not selected": ((*CORE_PLUGINS, "flake8-hermetic"), ("--select=E,F,W,C90",)),
+    "+ flake8-bugbear": ((*CORE_PLUGINS, "flake8-bugbear"), ()),
+}
 
 #: A ``python -c`` program: flake8 with plugin discovery limited to the
 #: distributions named in argv[1] (comma-separated); the rest of argv is flake8's.
@@ -175,10 +183,14 @@ def children_cpu_seconds() -> float:
     return times.children_user + times.children_system
 
 
+def flake8_argv(packages: Sequence[str], arguments: Sequence[str]) -> list[str]:
+    """A flake8 child limited to ``packages``, quiet about its findings."""
+    return [sys.executable, "-c", FLAKE8_WITH_PLUGINS, ",".join(packages), "--isolated", "--exit-zero", *arguments]
+
+
 def flake8_run_seconds(packages: Sequence[str], corpus: str, extra: Sequence[str], jobs: int) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one flake8 run over ``corpus``."""
-    argv = [sys.executable, "-c", FLAKE8_WITH_PLUGINS, ",".join(packages),
-            "--isolated", f"--jobs={jobs}", "--exit-zero", *extra, corpus]
+    argv = flake8_argv(packages, [f"--jobs={jobs}", *extra, corpus])
     cpu_before, started = children_cpu_seconds(), time.perf_counter()
     subprocess.run(argv, cwd=corpus, stdout=subprocess.DEVNULL, check=True, timeout=3600)
     wall = time.perf_counter() - started
@@ -198,17 +210,11 @@ def byte_compile_pack() -> None:
 
 def report_flake8_runs(corpus: str, repeats: int, jobs: int) -> None:
     byte_compile_pack()
-    configurations = {
-        "flake8 (pyflakes, pycodestyle, mccabe)": (CORE_PLUGINS, ()),
-        "+ flake8-hermetic": ((*CORE_PLUGINS, "flake8-hermetic"), ()),
-        "+ flake8-hermetic, HRM not selected": ((*CORE_PLUGINS, "flake8-hermetic"), ("--select=E,F,W,C90",)),
-        "+ flake8-bugbear": ((*CORE_PLUGINS, "flake8-bugbear"), ()),
-    }
-    seconds: dict[str, list[tuple[float, float]]] = {name: [] for name in configurations}
+    seconds: dict[str, list[tuple[float, float]]] = {name: [] for name in WHOLE_RUNS}
     for _ in range(repeats):
-        for name, (packages, extra) in configurations.items():
+        for name, (packages, extra) in WHOLE_RUNS.items():
             seconds[name].append(flake8_run_seconds(packages, corpus, extra, jobs))
-    alone = seconds["flake8 (pyflakes, pycodestyle, mccabe)"]
+    alone = seconds[ALONE]
     base = min(cpu for cpu, _ in alone)
     print(f"whole flake8 run, --jobs={jobs}, least CPU time of {repeats}:")
     for name, samples in seconds.items():
@@ -225,8 +231,7 @@ def instructions_of_run(packages: Sequence[str], corpus: str, paths: Sequence[st
     valgrind (cachegrind, no cache simulation): the same on a busy machine
     as on an idle one."""
     argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={os.devnull}",
-            sys.executable, "-c", FLAKE8_WITH_PLUGINS, ",".join(packages),
-            "--isolated", "--jobs=1", "--exit-zero", *paths]
+            *flake8_argv(packages, ["--jobs=1", *paths])]
     result = subprocess.run(argv, cwd=corpus, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, check=True, timeout=7200)
     for line in result.stderr.splitlines():
@@ -242,14 +247,11 @@ def report_instructions(corpus: str, files: Sequence[SourceFile], every: int) ->
     byte_compile_pack()
     sample = [os.path.relpath(source.path, corpus) for source in files[::every]]
     lines = sum(len(source.lines) for source in files[::every])
-    configurations = {
-        "flake8 (pyflakes, pycodestyle, mccabe)": CORE_PLUGINS,
-        "+ flake8-hermetic": (*CORE_PLUGINS, "flake8-hermetic"),
-        "+ flake8-bugbear": (*CORE_PLUGINS, "flake8-bugbear"),
-    }
+    # the set-ups that select every code: "not selected" costs the same as flake8 alone
+    configurations = {name: packages for name, (packages, extra) in WHOLE_RUNS.items() if not extra}
     print(f"instructions of a whole flake8 run (valgrind), every {every}th file: {len(sample)} files, {lines} lines:")
     counts = {name: instructions_of_run(packages, corpus, sample) for name, packages in configurations.items()}
-    base = counts["flake8 (pyflakes, pycodestyle, mccabe)"]
+    base = counts[ALONE]
     for name, count in counts.items():
         over = f"{(count / base - 1) * 100:+6.1f}% over flake8 alone" if count != base else ""
         print(f"  {name:<42}{count / 1e9:>8.2f} G  {over}")

@@ -47,6 +47,8 @@ SCALAR_FIELDS = frozenset({
 LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
 
 _LEAVE, _SCOPE_IN, _SCOPE_OUT = range(3)
+#: the node types the walk itself acts on, besides dispatching them
+WALK_ACTS_ON = frozenset({ast.Call, ast.Import, ast.ImportFrom, ast.Assign})
 
 
 #: nodes whose body is a frame of its own, with names of its own
@@ -294,7 +296,7 @@ class Context:
         stopping at the nearest function or class (whose body is a new frame)."""
         child: ast.AST | None = node
         for ancestor in reversed(self.parents):
-            if isinstance(ancestor, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
+            if isinstance(ancestor, NEW_FRAMES):
                 return
             yield ancestor, child
             child = ancestor
@@ -569,8 +571,7 @@ class Engine:
         visit_leaves = self._visit_leaves
         fields_of = self._child_fields
         ast_type, list_type = ast.AST, list
-        # the node types the walk itself acts on, besides dispatching them
-        special = frozenset({ast.Call, ast.Import, ast.ImportFrom, ast.Assign})
+        special = WALK_ACTS_ON
         import_type, import_from_type, assign_type = ast.Import, ast.ImportFrom, ast.Assign
         scope_types = SCOPE_TYPES
         # A node to visit is stacked bare; leaving a node is the int _LEAVE (the

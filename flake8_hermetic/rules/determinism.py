@@ -5,17 +5,11 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
 
-from flake8_hermetic.engine import NEW_FRAMES, own_nodes
+from flake8_hermetic.engine import LOOP_TYPES, NEW_FRAMES, Context, FunctionNode, own_nodes
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.registry import Rule, Violation
 from flake8_hermetic.rules.leaks import patch_target
-
-if TYPE_CHECKING:
-    from flake8_hermetic.engine import Context
-
-FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def subtree(node: ast.AST) -> Iterator[ast.AST]:
@@ -101,9 +95,7 @@ class ClockFlow:
         self._resolve = resolve
         self._levels: dict[str, int] = {}
         self._clockless = clockless
-        if clockless:
-            return
-        if function is None:
+        if clockless or function is None:
             return
         for node in own_nodes(function):
             if isinstance(node, ast.AugAssign):
@@ -1034,7 +1026,6 @@ class WaitedCoroutines:
 SUPPLY_METHODS = frozenset({"set", "clear", "put", "put_nowait", "set_result", "set_exception"})
 PUTS = frozenset({"put", "put_nowait"})
 MOCK_FACTORIES = frozenset({"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "NonCallableMagicMock", "create_autospec"})
-REPEATING = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 class SuppliedSignals:
@@ -1069,7 +1060,7 @@ class SuppliedSignals:
                     key = dotted_name(item.optional_vars) if item.optional_vars is not None else None
                     if key is not None and isinstance(opened, ast.Call) and "patch" in called_as(ctx, opened):
                         self.mocks.add(key)
-            looping = repeated or isinstance(node, REPEATING)
+            looping = repeated or isinstance(node, LOOP_TYPES)
             stack.extend((child, looping) for child in reversed(list(ast.iter_child_nodes(node))))
 
     def _record(self, call: ast.Call, awaited: bool, repeated: bool) -> None:
@@ -1336,7 +1327,7 @@ class PidLiteralRule(Rule):
     code = "HRM205"
     message = "pid {pid} can name a live process on a long-running host; use a number no OS allocates (99999999999) or pin the liveness probe"
     # the pid calls, and the patch calls that may replace one (see patch_target)
-    calls = PID_CALLS | {"patch", "*.patch", "*.patch.object", "*.setattr"}
+    calls = PID_CALLS | {"patch", "*.patch"}  # mock.patch.object and monkeypatch.setattr are methods
     methods = PATCHER_NAMES
 
     __slots__ = ("_patcher_ids", "_patcher_names")

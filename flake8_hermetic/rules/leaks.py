@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from flake8_hermetic.engine import DEF_TYPES, Context, FunctionNode
+from flake8_hermetic.engine import DEF_TYPES, NEW_FRAMES, Context, FunctionNode
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.hostpins import HOME_VARIABLES, PINNED_VARIABLES, mapping_keys, pin_of, pin_sites
 from flake8_hermetic.processes import (
@@ -97,7 +97,7 @@ def holder_of(ctx: Context, call: ast.Call) -> Holder:
     child: ast.AST = call
     chained: str | None = None
     for ancestor in reversed(ctx.parents):
-        if isinstance(ancestor, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
+        if isinstance(ancestor, NEW_FRAMES):
             break
         if isinstance(ancestor, ast.Attribute) and child is call:
             chained = ancestor.attr
@@ -292,7 +292,7 @@ def _later_statements(ctx: Context, node: ast.AST) -> Iterator[tuple[ast.stmt, b
     for position in range(len(chain) - 1, 0, -1):
         stmt = chain[position]
         holder = chain[position - 1]
-        if isinstance(stmt, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
+        if isinstance(stmt, NEW_FRAMES):
             return
         if not isinstance(stmt, ast.stmt):
             continue
@@ -326,7 +326,7 @@ def expects_failure(ctx: Context, node: ast.AST) -> bool:
     chain = _path_to(ctx, node)
     for position in range(len(chain) - 1, 0, -1):
         stmt = chain[position]
-        if isinstance(stmt, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
+        if isinstance(stmt, NEW_FRAMES):
             return False
         if not isinstance(stmt, ast.stmt):
             continue
@@ -884,6 +884,8 @@ def _inherited_noop_setup(ctx: Context, call: ast.Call) -> bool:
 
 
 SETUP_METHODS = frozenset({"setUp", "setUpClass", "asyncSetUp"})
+#: pytest's own fixtures that change into their directory and back at teardown
+CWD_FIXTURES = frozenset({"pytester", "testdir"})
 
 
 def _removes_and_reraises(stmt: ast.stmt) -> bool:
@@ -1099,6 +1101,8 @@ class MonkeypatchUndoRule(Rule):
         stmt, siblings, index = found
         if siblings is not function.body or not (isinstance(stmt, ast.Expr) and stmt.value is node):
             return False
+        if not all(isinstance(later, ast.Assert) for later in siblings[index + 1:]):
+            return False  # the common case, known before walking the function for its locals
         local = {
             name
             for sub in ast.walk(function)
@@ -1223,6 +1227,12 @@ class UndoneChangeRule(Rule):
         super().__init__(ctx)
         #: (class node id, method group) -> the code that runs after that group's methods
         self._undoers: dict[tuple[int, str], list[ast.AST]] = {}
+        # per function (id): the first yield's last line, the lines of the cleanup
+        # registrations that undo the state, and whether code after the yield changes
+        # it; a function with many changes would otherwise be walked once per change
+        self._yield_ends: dict[int, int | None] = {}
+        self._undoing_registrations: dict[int, list[int]] = {}
+        self._changed_after_yield: dict[int, bool] = {}
 
     # what the subclass says about its state
     def changes(self, node: ast.AST) -> bool:
@@ -1355,7 +1365,7 @@ class UndoneChangeRule(Rule):
         chain = _path_to(self.ctx, node)
         for position in range(len(chain) - 1, 0, -1):
             child, holder = chain[position], chain[position - 1]
-            if isinstance(holder, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
+            if isinstance(holder, NEW_FRAMES):
                 return False
             if not isinstance(holder, ast.Try) and type(holder).__name__ != "TryStar":
                 continue
@@ -1443,11 +1453,14 @@ class UndoneChangeRule(Rule):
         line = getattr(node, "lineno", 0)
         following = self._next_statement(node)
         last = (getattr(following, "end_lineno", None) or line) if following is not None else line
-        for sub in ast.walk(function):
-            if isinstance(sub, ast.Call) and sub.lineno <= last and is_registration(self.ctx, sub):
-                if any(self.changes(c) or self.names_state(c) for c in self._callbacks(sub, function)):
-                    return True
-        return False
+        lines = self._undoing_registrations.get(id(function))
+        if lines is None:
+            lines = self._undoing_registrations[id(function)] = [
+                sub.lineno for sub in ast.walk(function)
+                if isinstance(sub, ast.Call) and is_registration(self.ctx, sub)
+                and any(self.changes(c) or self.names_state(c) for c in self._callbacks(sub, function))
+            ]
+        return any(registered <= last for registered in lines)
 
     def _around_fixture_yield(self, node: ast.AST) -> bool:
         """The code after a generator's ``yield`` is its teardown: a change
@@ -1456,7 +1469,10 @@ class UndoneChangeRule(Rule):
         function = self.ctx.function
         if function is None:
             return False
-        end = _first_yield_end(function)
+        key = id(function)
+        if key not in self._yield_ends:
+            self._yield_ends[key] = _first_yield_end(function)
+        end = self._yield_ends[key]
         if end is None:
             return False
         line = getattr(node, "lineno", 0)
@@ -1465,10 +1481,13 @@ class UndoneChangeRule(Rule):
         scope = self.ctx.function_scope
         if scope is None or not scope.is_fixture:
             return False
-        return any(
-            self.changes(stmt) for stmt in ast.walk(function)
-            if isinstance(stmt, ast.stmt) and stmt.lineno > end and not isinstance(stmt, DEF_TYPES)
-        )
+        changed = self._changed_after_yield.get(key)
+        if changed is None:
+            changed = self._changed_after_yield[key] = any(
+                self.changes(stmt) for stmt in ast.walk(function)
+                if isinstance(stmt, ast.stmt) and stmt.lineno > end and not isinstance(stmt, DEF_TYPES)
+            )
+        return changed
 
     def _undone_by_class(self, node: ast.AST) -> bool:
         """A teardown (``tearDown``, ``tearDownClass``, ``teardown_method``,
@@ -1604,13 +1623,12 @@ class ChdirRule(UndoneChangeRule):
 
     code = "HRM105"
     message = "{name}() leaks the working directory to later tests; use monkeypatch.chdir() or contextlib.chdir()"
-    calls = frozenset({"os.chdir", "os.fchdir"})
+    CHDIRS = frozenset({"os.chdir", "os.fchdir"})
+    calls = CHDIRS
 
     CWD_READERS = frozenset({"os.getcwd", "os.getcwdb", "pathlib.Path.cwd"})
-    CHDIRS = frozenset({"os.chdir", "os.fchdir"})
     STATE_WORDS = ("cwd", "chdir", "workdir")
-    #: pytest's own: it changes into its directory and back at teardown
-    RESTORING_FIXTURES = frozenset({"pytester", "testdir"})
+    RESTORING_FIXTURES = CWD_FIXTURES
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         name = self.ctx.call_name(node)
@@ -1812,8 +1830,6 @@ class ChildWithoutCwdRule(Rule):
 
 
 #: pytest fixtures that chdir into their own directory for the test
-CWD_FIXTURES = frozenset({"pytester", "testdir"})
-SETUP_METHODS = frozenset({"setUp", "asyncSetUp", "setUpClass"})
 CWD_CHANGER_ENDINGS = ("chdir", "_cwd", "pushd", "working_directory")
 
 
@@ -1926,9 +1942,9 @@ class RawEnvironMutationRule(UndoneChangeRule):
     code = "HRM107"
     message = "{what} changes the environment of every later test; use monkeypatch.setenv/delenv or mock.patch.dict(os.environ)"
     default_on = False
-    calls = frozenset({"os.putenv", "os.unsetenv"} | {f"{owner}.{method}" for owner in ENVIRON for method in ENVIRON_MUTATORS})
-
     WRITERS = frozenset({"os.putenv", "os.unsetenv"})
+    calls = WRITERS | {f"{owner}.{method}" for owner in ENVIRON for method in ENVIRON_MUTATORS}
+
     STATE_WORDS = ("env",)
 
     def _is_environ(self, node: ast.AST) -> bool:
@@ -2441,7 +2457,7 @@ class SharedTempPathRule(Rule):
         while index >= 0:
             ancestor = parents[index]
             index -= 1
-            if isinstance(ancestor, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
+            if isinstance(ancestor, NEW_FRAMES):
                 return None
             if isinstance(ancestor, ast.Call):
                 if child is ancestor.func:

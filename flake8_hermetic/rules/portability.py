@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import ast
 import re
-import shlex
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from flake8_hermetic.imports import module_imports
-from flake8_hermetic.processes import SPAWNER_CALLS, child_process, program_name, program_word
+from flake8_hermetic.processes import SPAWNER_CALLS, child_process, program_name, program_word, split_words
 from flake8_hermetic.registry import Rule, Violation
 
 if TYPE_CHECKING:
@@ -112,11 +111,8 @@ class InterpreterByNameRule(Rule):
             return
         shell = child.keyword("shell")
         if isinstance(shell, ast.Constant) and shell.value and not word.startswith(("'", '"')) and " " in word:
-            try:
-                words = shlex.split(word)
-            except ValueError:
-                words = word.split()
-            word = words[0] if words else word
+            first = next(iter(split_words(word, shell=False)), None)
+            word = first if isinstance(first, str) else word
         if INTERPRETER.match(program_name(word)):
             yield self.report(node, word=word)
 
