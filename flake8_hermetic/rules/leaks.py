@@ -2308,16 +2308,20 @@ class SharedTempPathRule(Rule):
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         if self._gettempdir_join(node):
-            kind = "str" if (self.ctx.call_name(node) or "").endswith(".join") else "path"
-            yield from self._judge(node, _Origin(node, "a fixed name under gettempdir()", kind))
+            yield from self._judge(node, _Origin(node, "a fixed name under gettempdir()", self._join_kind(node)))
 
     def visit_BinOp(self, node: ast.BinOp) -> Iterator[Violation]:
         parent = self.ctx.parent
         if isinstance(parent, ast.BinOp) and parent.left is node and self._gettempdir_binop(parent):
             return  # judged once, on the outermost join
         if self._gettempdir_binop(node):
-            kind = "path" if isinstance(node.op, ast.Div) else "str"
-            yield from self._judge(node, _Origin(node, "a fixed name under gettempdir()", kind))
+            yield from self._judge(node, _Origin(node, "a fixed name under gettempdir()", self._join_kind(node)))
+
+    def _join_kind(self, join: ast.Call | ast.BinOp) -> str:
+        """What a join onto gettempdir() makes: a str (``os.path.join``, ``+``) or a Path."""
+        if isinstance(join, ast.BinOp):
+            return "path" if isinstance(join.op, ast.Div) else "str"
+        return "str" if (self.ctx.call_name(join) or "").endswith(".join") else "path"
 
     def _gettempdir_join(self, node: ast.Call) -> bool:
         name = self.ctx.call_name(node) or ""
@@ -2431,7 +2435,7 @@ class SharedTempPathRule(Rule):
         if (isinstance(value, ast.Call) and self._gettempdir_join(value)) or (
             isinstance(value, ast.BinOp) and self._gettempdir_binop(value)
         ):
-            return _Origin(value, "a fixed name under gettempdir()", "str")
+            return _Origin(value, "a fixed name under gettempdir()", self._join_kind(value))
         return None
 
     def _is_data(self) -> bool:
