@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from flake8_hermetic.hostpins import Pins, pins_for_file
+from flake8_hermetic.facts.hostpins import Pins, pins_for_file
 from flake8_hermetic.imports import ImportResolver, module_imports
 from flake8_hermetic.registry import Rule, Violation
 
@@ -118,6 +118,13 @@ def _last_name(node: ast.AST) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
+_T = TypeVar("_T")
+
+
+def _own_node_list(function: ast.AST, ctx: Context) -> list[ast.AST]:
+    return list(own_nodes(function))
+
+
 EXPECT_RAISES = frozenset({"pytest.raises", "raises"})
 _UNSEEN = object()
 
@@ -156,6 +163,8 @@ class Context:
         #: stack, for this file (see dispatch_to); the engine fills them in
         self._dispatch: dict[type[ast.AST], list[Callable[[ast.AST], Iterable[Violation]]]] = {}
         self._skipped: set[type[ast.AST]] = set()
+        #: (factory, id(function)) -> what factory computed for it (see per_function)
+        self._per_function: dict[tuple[Callable[..., Any], int], Any] = {}
 
     # -- names ---------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -194,6 +203,24 @@ class Context:
         if handler not in handlers:
             handlers.append(handler)
             self._skipped.discard(node_type)
+
+    # -- per-function facts ------------------------------------------------
+    def per_function(self, function: ast.AST, factory: Callable[[Any, Context], _T]) -> _T:
+        """``factory(function, self)``, computed once per function and file and
+        shared by every rule that asks with the same factory: a function's
+        node list, its clock flow, its assigned values. Keyed by id, like the
+        names: the tree keeps the functions alive for the whole lint."""
+        key = (factory, id(function))
+        try:
+            return self._per_function[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._per_function[key] = factory(function, self)
+            return value
+
+    def function_nodes(self, function: ast.AST) -> list[ast.AST]:
+        """The nodes of ``function`` that belong to its own frame (see
+        :func:`own_nodes`), listed once per function and file."""
+        return self.per_function(function, _own_node_list)
 
     # -- scopes --------------------------------------------------------
     @property
@@ -554,6 +581,7 @@ class Engine:
             # its last reference, not with the garbage collector's next pass.
             dispatch.clear()
             ctx._call_listeners.clear()
+            ctx._per_function.clear()
         return found
 
     def _walk(

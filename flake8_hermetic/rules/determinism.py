@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from flake8_hermetic.engine import LOOP_TYPES, NEW_FRAMES, Context, FunctionNode, own_nodes
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.registry import Rule, Violation
-from flake8_hermetic.rules.leaks import patch_target
+from flake8_hermetic.facts.mocks import patch_target
 
 
 def subtree(node: ast.AST) -> Iterator[ast.AST]:

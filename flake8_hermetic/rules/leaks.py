@@ -9,17 +9,14 @@ most once per function and rule, and only when a candidate is seen).
 from __future__ import annotations
 
 import ast
-import os
-import sys
-import sysconfig
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 
 from flake8_hermetic.engine import DEF_TYPES, NEW_FRAMES, Context, FunctionNode
 from flake8_hermetic.imports import dotted_name
-from flake8_hermetic.hostpins import HOME_VARIABLES, PINNED_VARIABLES, mapping_keys, pin_of, pin_sites
-from flake8_hermetic.processes import (
+from flake8_hermetic.facts.mocks import MOCKER_FIXTURES, PATCH_MODULES, is_stdlib_module, mocked_here, patch_kind
+from flake8_hermetic.facts.hostpins import HOME_VARIABLES, PINNED_VARIABLES, mapping_keys, pin_of, pin_sites
+from flake8_hermetic.facts.processes import (
     SPAWNER_CALLS, ArgvReader, AssignedValues, CwdJudge, child_process, child_words,
 )
 from flake8_hermetic.registry import Rule, Violation
@@ -2925,99 +2922,12 @@ def _local_host(host: ast.expr | None) -> bool:
     return not ("." in value and any(c.isalpha() for c in value))
 
 
-def patch_target(ctx: Context, call: ast.Call) -> str | None:
-    """What a patch call replaces, as a dotted name: ``mock.patch("a.b")`` ->
-    ``a.b``; ``mock.patch.object(subprocess.Popen, "_execute_child")`` and
-    ``monkeypatch.setattr(subprocess, "Popen", ...)`` -> ``subprocess.Popen._execute_child``
-    / ``subprocess.Popen``."""
-    name = ctx.call_name(call) or dotted_name(call.func) or ""
-    kind = _patch_kind(name)
-    if kind is None and name.rpartition(".")[2] == "setattr" and name.startswith("monkeypatch"):
-        kind = "object"
-    if kind is None and name == "patch":
-        kind = "patch"  # a local wrapper of mock.patch under the same name
-    args = call.args
-    if not args:
-        return None
-    first = args[0]
-    if isinstance(first, ast.Constant):
-        # mock.patch("a.b"), monkeypatch.setattr("a.b", value)
-        return first.value if kind is not None and isinstance(first.value, str) else None
-    if kind == "object" and len(args) >= 2:
-        owner = ctx.resolve(first) or dotted_name(first)
-        attr = args[1]
-        if owner is not None and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
-            return f"{owner}.{attr.value}"
-    return None
-
-
-def mocked_here(ctx: Context, node: ast.AST, wanted: Callable[[str], bool]) -> bool:
-    """Whether something ``wanted`` is patched around ``node``: by a decorator
-    of an enclosing def or class, a ``with`` patch enclosing it, or earlier
-    in its function (``monkeypatch.setattr(...)``, ``obj.attr = Mock()``)."""
-    for scope in ctx.scopes:
-        for decorator in getattr(scope.node, "decorator_list", ()):
-            if isinstance(decorator, ast.Call) and (target := patch_target(ctx, decorator)) and wanted(target):
-                return True
-    for ancestor, on_path in ctx.ancestors_in_function(node):
-        if isinstance(ancestor, (ast.With, ast.AsyncWith)) and on_path not in ancestor.items:
-            for item in ancestor.items:
-                manager = item.context_expr
-                if isinstance(manager, ast.Call) and (target := patch_target(ctx, manager)) and wanted(target):
-                    return True
-    function = ctx.function
-    line = getattr(node, "lineno", 0)
-    if function is None:
-        return False
-    scoped: set[int] = set()  # a `with` patch ends with its block: judged above
-    for sub in ast.walk(function):
-        if isinstance(sub, ast.withitem):
-            scoped.add(id(sub.context_expr))
-        if getattr(sub, "lineno", line + 1) > line:
-            continue
-        if isinstance(sub, ast.Call) and id(sub) not in scoped and (target := patch_target(ctx, sub)) and wanted(target):
-            return True
-        if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
-            maker = dotted_name(sub.value.func) or ""
-            if "Mock" in maker.rpartition(".")[2]:
-                for target_node in sub.targets:
-                    text = dotted_name(target_node)
-                    if text is not None and wanted(text):
-                        return True
-    return False
-
-
 # -- HRM111 ------------------------------------------------------------------------
 
 LIFECYCLE_METHODS = frozenset({
     "close", "aclose", "shutdown", "stop", "terminate", "kill", "join", "cancel",
     "disconnect", "dispose", "cleanup", "__exit__", "__aexit__",
 })
-PATCH_MODULES = frozenset({"unittest.mock", "mock"})
-MOCKER_FIXTURES = frozenset({"mocker", "class_mocker", "module_mocker", "package_mocker", "session_mocker"})
-
-
-@lru_cache(maxsize=None)
-def is_stdlib_module(name: str) -> bool:
-    """Whether ``name`` is a standard-library module (``os``, ``os.path``,
-    ``asyncio.subprocess``), judged without importing anything."""
-    top = name.partition(".")[0]
-    if top not in sys.stdlib_module_names:
-        return False
-    if name == top or name == "os.path":
-        return True
-    base = os.path.join(sysconfig.get_paths()["stdlib"], *name.split("."))
-    return os.path.isfile(base + ".py") or os.path.isfile(os.path.join(base, "__init__.py"))
-
-
-def _patch_kind(name: str) -> str | None:
-    """"patch" or "object" for ``mock.patch`` / ``mock.patch.object`` in any spelling."""
-    for suffix, kind in ((".patch.object", "object"), (".patch", "patch")):
-        if name.endswith(suffix):
-            owner = name[: -len(suffix)]
-            if owner in PATCH_MODULES or owner in MOCKER_FIXTURES:
-                return kind
-    return None
 
 
 def _has_wraps(nodes: list[ast.AST]) -> bool:
@@ -3083,7 +2993,7 @@ class LifecycleStubRule(Rule):
 
     def _stubbed(self, node: ast.Call) -> str | None:
         name = self.ctx.call_name(node) or ""
-        kind = _patch_kind(name)
+        kind = patch_kind(name)
         func = node.func
         args = node.args
         if kind is None and isinstance(func, ast.Attribute) and func.attr == "setattr":

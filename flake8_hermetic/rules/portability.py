@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from flake8_hermetic.imports import module_imports
-from flake8_hermetic.processes import SPAWNER_CALLS, child_process, program_name, program_word, split_words
+from flake8_hermetic.facts.processes import SPAWNER_CALLS, child_process, program_name, program_word, split_words
 from flake8_hermetic.registry import Rule, Violation
 
 if TYPE_CHECKING:
