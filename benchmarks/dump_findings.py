@@ -12,7 +12,8 @@ Each directory is linted by a real ``flake8`` run in a child process, from
 the directory's parent (``python -m flake8`` puts the working directory on
 ``sys.path``), with every HRM rule selected, no baseline and no project
 config (``--isolated``); the test-file globs are the defaults. A line of the
-dump is ``PARENT/DIR/PATH:LINE:COL: CODE MESSAGE``, sorted, so the dump does
+dump is ``PARENT/DIR/PATH:LINE:COL: CODE MESSAGE`` (``repo/DIR/...`` for
+this checkout's own ``tests/`` and ``examples/``), sorted, so the dump does
 not depend on the order jobs finish in. With no directory given, the
 corpus is the CPython test suite that ships with the interpreter, the
 project's own ``tests/`` and ``examples/``.
@@ -47,7 +48,8 @@ def dump(directory: Path, jobs: str) -> list[str]:
     done = subprocess.run(command, cwd=directory.parent, capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1) or done.stderr.strip():
         sys.exit(f"{directory}: flake8 exited {done.returncode}: {done.stderr.strip()[-2000:]}")
-    prefix = directory.parent.name + "/"
+    # this checkout's own directories are "repo/...", whatever its folder is called
+    prefix = "repo/" if directory.is_relative_to(ROOT) else directory.parent.name + "/"
     return [prefix + line for line in done.stdout.splitlines() if line]
 
 

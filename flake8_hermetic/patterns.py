@@ -43,7 +43,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flake8_hermetic.registry import Violation
+from flake8_hermetic.violation import Violation
 from flake8_hermetic.settings import ConfigError
 from flake8_hermetic.testfiles import GlobMatcher
 

@@ -16,7 +16,8 @@ import os
 import sys
 from pathlib import Path
 
-from flake8_hermetic.registry import Rule, all_rules
+from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.rule import Rule
 
 TABLE_START = "<!-- rules-table:start -->"
 TABLE_END = "<!-- rules-table:end -->"

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from flake8_hermetic.engine import Engine
-from flake8_hermetic.registry import Rule, Violation, all_rules
+from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
 from flake8_hermetic.settings import Settings
 from tests.helpers import source_corpus_params
 

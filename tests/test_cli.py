@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from flake8_hermetic import ruledocs
-from flake8_hermetic.registry import all_rules
+from flake8_hermetic.catalog import all_rules
 from tests.helpers import REPO, child_env, codes_by_line, flake8, hermetic, run, write_tree
 
 CONFIG = "[flake8]\nselect = HRM105,HRM201,HRM900\n"

@@ -11,7 +11,7 @@ import pytest
 
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.imports import ImportResolver, module_imports
-from flake8_hermetic.registry import all_rules
+from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.rules.determinism import ELAPSED, READING, ClockFlow, Durations, is_pid_name
 from flake8_hermetic.settings import Settings
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flake8_hermetic import ruledocs
-from flake8_hermetic.registry import all_rules
+from flake8_hermetic.catalog import all_rules
 from tests.helpers import REPO
 
 SECTIONS = ("## Why is this bad?", "## Example", "## Use instead", "## Options")

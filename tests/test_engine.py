@@ -8,9 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from flake8_hermetic.engine import Context, Engine, what_text
+from flake8_hermetic.context import Context
+from flake8_hermetic.engine import Engine
+from flake8_hermetic.source import what_text
 from flake8_hermetic.imports import ImportResolver, module_imports
-from flake8_hermetic.registry import Rule, Violation
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
 from flake8_hermetic.settings import Settings
 from flake8_hermetic.testfiles import GlobMatcher, to_posix
 
@@ -200,7 +203,7 @@ def test_deeply_nested_expression_does_not_exhaust_the_stack() -> None:
 
 
 def test_rules_never_mutate_the_tree() -> None:
-    from flake8_hermetic.registry import all_rules
+    from flake8_hermetic.catalog import all_rules
 
     text = (
         "import os, time, subprocess, tempfile\n"

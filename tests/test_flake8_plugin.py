@@ -170,7 +170,7 @@ def parsed_runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[s
 
 
 def test_rules_no_run_selects_are_pruned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from flake8_hermetic.registry import all_rules
+    from flake8_hermetic.catalog import all_rules
 
     rules = all_rules()
     default_on = sorted(code for code, rule in rules.items() if rule.default_on)

@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flake8_hermetic.checker import HermeticChecker
-from flake8_hermetic.registry import all_rules
+from flake8_hermetic.catalog import all_rules
 
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # hypothesmith compiles odd code
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from flake8_hermetic.registry import all_rules
+from flake8_hermetic.catalog import all_rules
 from tests.helpers import FIXTURES, codes_by_line, flake8
 
 RULE_FIXTURES = FIXTURES / "rules"

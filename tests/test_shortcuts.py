@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from flake8_hermetic.engine import Context, Engine
-from flake8_hermetic.registry import Rule, Violation, all_rules
+from flake8_hermetic.context import Context
+from flake8_hermetic.engine import Engine
+from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules import determinism
 from flake8_hermetic.settings import Settings
 from tests.helpers import FIXTURES, source_corpus, source_corpus_params

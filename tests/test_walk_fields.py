@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from flake8_hermetic.engine import LEAF_TYPES, child_fields
+from flake8_hermetic.nodes import LEAF_TYPES, child_fields
 
 SOURCES = [
     pytest.param(

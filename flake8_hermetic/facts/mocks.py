@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from flake8_hermetic.imports import dotted_name
 
 if TYPE_CHECKING:
-    from flake8_hermetic.engine import Context
+    from flake8_hermetic.context import Context
 
 PATCH_MODULES = frozenset({"unittest.mock", "mock"})
 MOCKER_FIXTURES = frozenset({"mocker", "class_mocker", "module_mocker", "package_mocker", "session_mocker"})

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from flake8_hermetic.imports import dotted_name
 
 if TYPE_CHECKING:
-    from flake8_hermetic.engine import Context
+    from flake8_hermetic.context import Context
 
 
 def last_name(node: ast.AST) -> str:

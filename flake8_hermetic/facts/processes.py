@@ -15,7 +15,7 @@ import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from flake8_hermetic.engine import own_nodes
+from flake8_hermetic.nodes import own_nodes
 
 #: canonical name -> how the command is given: None (an argv list or a
 #: string, ``args=``), "varargs" (one word per positional argument) or

@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from flake8_hermetic.engine import Context
+    from flake8_hermetic.context import Context
 
 #: unittest's raise-expecting methods, usable as a context manager or a call
 RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})

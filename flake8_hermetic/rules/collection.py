@@ -8,9 +8,11 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from flake8_hermetic.engine import DEF_TYPES, Context
+from flake8_hermetic.context import Context
+from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.imports import dotted_name
-from flake8_hermetic.registry import Rule, Violation
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
     from flake8_hermetic.settings import Settings

@@ -11,8 +11,10 @@ import tokenize
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
-from flake8_hermetic.engine import Context, FunctionNode
-from flake8_hermetic.registry import Rule, Violation
+from flake8_hermetic.context import Context
+from flake8_hermetic.nodes import FunctionNode
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
 
 # -- HRM501: tests that assert nothing -----------------------------------------
 

@@ -6,9 +6,11 @@ import ast
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from flake8_hermetic.engine import LOOP_TYPES, NEW_FRAMES, Context, FunctionNode, own_nodes
+from flake8_hermetic.context import Context
+from flake8_hermetic.nodes import LOOP_TYPES, NEW_FRAMES, FunctionNode, own_nodes
 from flake8_hermetic.imports import dotted_name
-from flake8_hermetic.registry import Rule, Violation
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
 from flake8_hermetic.facts.mocks import patch_target
 
 

@@ -12,14 +12,16 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from flake8_hermetic.engine import DEF_TYPES, NEW_FRAMES, Context, FunctionNode
+from flake8_hermetic.context import Context
+from flake8_hermetic.nodes import DEF_TYPES, NEW_FRAMES, FunctionNode
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.facts.mocks import MOCKER_FIXTURES, PATCH_MODULES, is_stdlib_module, mocked_here, patch_kind
 from flake8_hermetic.facts.hostpins import HOME_VARIABLES, PINNED_VARIABLES, mapping_keys, pin_of, pin_sites
 from flake8_hermetic.facts.processes import (
     SPAWNER_CALLS, ArgvReader, AssignedValues, CwdJudge, child_process, child_words,
 )
-from flake8_hermetic.registry import Rule, Violation
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
 
 # -- what a call's result becomes ------------------------------------------------
 

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 from flake8_hermetic.imports import module_imports
 from flake8_hermetic.facts.processes import SPAWNER_CALLS, child_process, program_name, program_word, split_words
-from flake8_hermetic.registry import Rule, Violation
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
-    from flake8_hermetic.engine import Context
+    from flake8_hermetic.context import Context
 
 
 class KillZeroProbeRule(Rule):

@@ -1,39 +1,19 @@
-"""Rules as small self-registering classes, and the violations they report."""
+"""The rule base class: a small self-registering class per hazard."""
 
 from __future__ import annotations
 
 import ast
 import inspect
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from flake8_hermetic.violation import Violation
+
 if TYPE_CHECKING:
-    from flake8_hermetic.engine import Context
+    from flake8_hermetic.context import Context
     from flake8_hermetic.settings import Settings
 
 REGISTRY: dict[str, type[Rule]] = {}
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One hazard found at a position.
-
-    ``where`` is the scope part of the pytest node id (``Class::test``, or ""
-    at module level); ``node`` is the flagged expression, kept so the
-    baseline's ``what`` text can be taken from the source only when needed.
-    """
-
-    line: int
-    col: int
-    code: str
-    message: str
-    where: str = ""
-    node: ast.AST | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def text(self) -> str:
-        return f"{self.code} {self.message}"
 
 
 class Rule:
@@ -118,10 +98,3 @@ class Rule:
             if line and not line.startswith("#"):
                 return line
         return cls.message
-
-
-def all_rules() -> dict[str, type[Rule]]:
-    """Every built-in rule, by code, importing the families on first use."""
-    import flake8_hermetic.rules  # noqa: F401  (registers the families)
-
-    return dict(sorted(REGISTRY.items()))
