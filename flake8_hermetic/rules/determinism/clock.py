@@ -98,22 +98,17 @@ class ClockFlow:
         return self.level(expr) == ELAPSED
 
 
-class ClockFlows:
-    """The :class:`ClockFlow` of the function being visited, built once per function."""
+def clock_flow(function: FunctionNode | None, ctx: Context) -> ClockFlow:
+    """The :class:`ClockFlow` of ``function``, for :meth:`Context.per_function`:
+    a function whose source names no clock is not walked (see :func:`may_read_clock`)."""
+    clockless = function is not None and not may_read_clock(ctx, function)
+    return ClockFlow(function, ctx.resolve, clockless)
 
-    __slots__ = ("ctx", "_flows")
 
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        self._flows: dict[int, ClockFlow] = {}
-
-    def current(self) -> ClockFlow:
-        function = self.ctx.function
-        flow = self._flows.get(id(function))
-        if flow is None:
-            clockless = function is not None and not may_read_clock(self.ctx, function)
-            flow = self._flows[id(function)] = ClockFlow(function, self.ctx.resolve, clockless)
-        return flow
+def current_flow(ctx: Context) -> ClockFlow:
+    """The :class:`ClockFlow` of the function being visited, built once per
+    function and shared by every rule that asks."""
+    return ctx.per_function(ctx.function, clock_flow)  # type: ignore[arg-type]
 
 
 def may_read_clock(ctx: Context, function: FunctionNode) -> bool:
@@ -165,7 +160,7 @@ class ClockSteps:
     def __init__(self, function: FunctionNode | None, ctx: Context) -> None:
         self.reads: list[Position] = []
         self.starts: list[Position] = []
-        for node in own_nodes(function) if function is not None else ():
+        for node in ctx.function_nodes(function) if function is not None else ():
             if isinstance(node, ast.Attribute) and node.attr in TIMESTAMP_ATTRIBUTES:
                 self.reads.append((node.lineno, node.col_offset))
             elif isinstance(node, ast.Call):
@@ -186,13 +181,10 @@ class ClockSteps:
         return any(read > end for read in self.reads) and not any(start < begin for start in self.starts)
 
 
-def clock_steps(cache: dict[int, ClockSteps], ctx: Context) -> ClockSteps:
-    """The :class:`ClockSteps` of the function being visited, built once per function."""
-    function = ctx.function
-    steps = cache.get(id(function))
-    if steps is None:
-        steps = cache[id(function)] = ClockSteps(function, ctx)
-    return steps
+def clock_steps(ctx: Context) -> ClockSteps:
+    """The :class:`ClockSteps` of the function being visited, built once per
+    function and shared by every rule that asks."""
+    return ctx.per_function(ctx.function, ClockSteps)  # type: ignore[arg-type]
 
 
 #: clocks of CPU work done, not of time passing: a faster host makes them smaller
@@ -246,28 +238,46 @@ class Durations:
         return bool(values) and all(op is None and self.is_reading(value, depth + 1) for op, value in values)
 
     def grows(self, node: ast.AST, depth: int = 0) -> bool:
+        """A wall-clock duration that a slower host can only make longer."""
         if depth > DURATION_DEPTH:
             return False
         depth += 1
-        level = self._flow.level
         if isinstance(node, ast.BinOp):
-            left, right, op = node.left, node.right, node.op
-            if isinstance(op, ast.Sub):
-                if not level(right):
-                    return self.grows(left, depth)
-                return self.is_reading(left, depth) and self.is_reading(right, depth)
-            if isinstance(op, (ast.Add, ast.Mult)) and not level(left):
-                left, right = right, left
-            if isinstance(op, (ast.Add, ast.Mult, ast.Div, ast.FloorDiv)) and not level(right):
-                negative = isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub)
-                return not (negative and not isinstance(op, ast.Add)) and self.grows(left, depth)
-            return False
+            return self._arithmetic_grows(node, depth)
         if isinstance(node, ast.Call):
-            if self._resolve(node.func) not in MONOTONE_CALLS or node.keywords:
-                return False
-            timed = [argument for argument in node.args if level(argument)]
-            return bool(timed) and all(self.grows(argument, depth) for argument in timed)
+            return self._call_grows(node, depth)
+        level = self._flow.level
         timed_values = [(op, value) for op, value in self._values(node) if level(value)]
         return bool(timed_values) and all(
             (op is None or isinstance(op, ast.Add)) and self.grows(value, depth) for op, value in timed_values
         )
+
+    def _arithmetic_grows(self, node: ast.BinOp, depth: int) -> bool:
+        """``end - start`` of two readings, or a growing duration offset by,
+        scaled by or divided by a clock-free value that is not negative."""
+        level = self._flow.level
+        left, right, op = node.left, node.right, node.op
+        if isinstance(op, ast.Sub):
+            if not level(right):
+                return self.grows(left, depth)
+            return self.is_reading(left, depth) and self.is_reading(right, depth)
+        if isinstance(op, (ast.Add, ast.Mult)) and not level(left):
+            left, right = right, left
+        if isinstance(op, (ast.Add, ast.Mult, ast.Div, ast.FloorDiv)) and not level(right):
+            negative = isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub)
+            return not (negative and not isinstance(op, ast.Add)) and self.grows(left, depth)
+        return False
+
+    def _call_grows(self, node: ast.Call, depth: int) -> bool:
+        """A monotone call (``round``, ``max``...) of growing durations only."""
+        if self._resolve(node.func) not in MONOTONE_CALLS or node.keywords:
+            return False
+        level = self._flow.level
+        timed = [argument for argument in node.args if level(argument)]
+        return bool(timed) and all(self.grows(argument, depth) for argument in timed)
+
+
+def function_durations(function: FunctionNode | None, ctx: Context) -> Durations:
+    """The :class:`Durations` of ``function`` over its shared clock flow, for
+    :meth:`Context.per_function`."""
+    return Durations(function, ctx.per_function(function, clock_flow), ctx.resolve)  # type: ignore[arg-type]

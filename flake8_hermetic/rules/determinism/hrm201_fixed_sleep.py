@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
-from flake8_hermetic.rules.determinism.clock import READING, ClockFlows, ClockSteps, clock_steps
+from flake8_hermetic.rules.determinism.clock import READING, clock_steps, current_flow
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
 from flake8_hermetic.rules.determinism.handed_callables import Binding, HandedCallables, is_thread_class
 from flake8_hermetic.rules.determinism.sleeps import duration_argument, is_literal_zero
@@ -106,14 +106,12 @@ class SleepRule(Rule):
     default_on = False
     # no ``calls``: every call is read, to see which helpers are handed to a thread or pool
 
-    __slots__ = ("_deadlines", "_flows", "_handed", "_pending", "_steps")
+    __slots__ = ("_deadlines", "_handed", "_pending")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._deadlines = Deadlines(ctx)
-        self._flows = ClockFlows(ctx)
         self._handed = HandedCallables(ctx)
-        self._steps: dict[int, ClockSteps] = {}
         #: sleeps in a helper, judged after the walk: (violation, bindings, method name)
         self._pending: list[tuple[Violation, list[Binding], str | None]] = []
 
@@ -124,9 +122,9 @@ class SleepRule(Rule):
         duration = duration_argument(node, ("secs", "seconds"))
         if duration is None or is_literal_zero(duration) or self.ctx.in_loop():
             return
-        if self._deadlines.bounded() or self._flows.current().is_elapsed(duration) or self._is_measured(node):
+        if self._deadlines.bounded() or current_flow(self.ctx).is_elapsed(duration) or self._is_measured(node):
             return
-        if clock_steps(self._steps, self.ctx).lets_clock_advance(node):
+        if clock_steps(self.ctx).lets_clock_advance(node):
             return
         helper = self._helper_frame()
         if helper is True:
@@ -193,7 +191,7 @@ class SleepRule(Rule):
         if held is None or not isinstance(held[0], ast.Expr) or held[0].value is not node:
             return False
         _, siblings, index = held
-        flow = self._flows.current()
+        flow = current_flow(self.ctx)
         neighbours = siblings[max(index - 1, 0):index] + siblings[index + 1:index + 2]
         return any(
             isinstance(neighbour, (ast.Assign, ast.AnnAssign)) and neighbour.value is not None

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
-from flake8_hermetic.rules.determinism.clock import ClockSteps, clock_steps
+from flake8_hermetic.rules.determinism.clock import clock_steps
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
 from flake8_hermetic.rules.determinism.sleeps import duration_argument, is_literal_zero
 
@@ -79,12 +79,11 @@ class AsyncSleepRule(Rule):
     message = "await {name}() guesses how long another task needs and flakes on a loaded host; await the event itself, bounded (asyncio.wait_for)"
     default_on = False
 
-    __slots__ = ("_deadlines", "_steps")
+    __slots__ = ("_deadlines",)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._deadlines = Deadlines(ctx)
-        self._steps: dict[int, ClockSteps] = {}
 
     def visit_Await(self, node: ast.Await) -> Iterator[Violation]:
         call = node.value
@@ -98,7 +97,7 @@ class AsyncSleepRule(Rule):
             return
         if self._in_nested_coroutine() or self._deadlines.bounded() or self._deadlines.interrupted_on_purpose():
             return
-        if clock_steps(self._steps, self.ctx).lets_clock_advance(call):
+        if clock_steps(self.ctx).lets_clock_advance(call):
             return
         yield self.report(node, name=name)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
-from flake8_hermetic.rules.determinism.clock import ClockFlow, ClockFlows, Durations
+from flake8_hermetic.rules.determinism.clock import ClockFlow, current_flow, function_durations
 
 ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 #: unittest assertions that compare their first two arguments
@@ -87,22 +86,13 @@ class ElapsedTimeAssertionRule(Rule):
     message = "assertion on elapsed wall-clock time depends on the host's speed and load; assert the behaviour and measure speed in a benchmark"
     methods = COMPARING_ASSERTS | TRUTH_ASSERTS
 
-    __slots__ = ("_durations", "_flows")
-
-    def __init__(self, ctx: Context) -> None:
-        super().__init__(ctx)
-        self._flows = ClockFlows(ctx)
-        self._durations: dict[int, Durations] = {}
+    __slots__ = ()
 
     def _flow(self) -> ClockFlow:
-        return self._flows.current()
+        return current_flow(self.ctx)
 
     def _growing(self, node: ast.AST) -> bool:
-        function = self.ctx.function
-        durations = self._durations.get(id(function))
-        if durations is None:
-            durations = self._durations[id(function)] = Durations(function, self._flow(), self.ctx.resolve)
-        return durations.grows(node)
+        return self.ctx.per_function(self.ctx.function, function_durations).grows(node)  # type: ignore[arg-type]
 
     def _bounds_elapsed(self, left: ast.AST, right: ast.AST, greater: bool) -> bool:
         """Whether asserting ``left >= right`` (``greater``) or ``left <= right``

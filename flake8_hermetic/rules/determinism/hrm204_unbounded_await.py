@@ -9,13 +9,10 @@ from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 from flake8_hermetic.imports import dotted_name
-from flake8_hermetic.nodes import FunctionNode, own_nodes
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
-from flake8_hermetic.rules.determinism.signals import SuppliedSignals, WaitedCoroutines
-from flake8_hermetic.rules.determinism.trees import assigned_pairs
+from flake8_hermetic.rules.determinism.signals import SuppliedSignals, WaitedCoroutines, future_names
 
 SIGNAL_METHODS = frozenset({"wait", "get", "join"})
-FUTURE_FACTORIES = frozenset({"asyncio.Future", "asyncio.futures.Future"})
 
 
 class UnboundedAwaitRule(Rule):
@@ -81,14 +78,11 @@ class UnboundedAwaitRule(Rule):
     code = "HRM204"
     message = "await {what} never returns if the signal is never sent, hanging the run; bound it: asyncio.wait_for(..., timeout=) or async with asyncio.timeout()"
 
-    __slots__ = ("_deadlines", "_futures", "_supplied", "_waited")
+    __slots__ = ("_deadlines",)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._deadlines = Deadlines(ctx)
-        self._futures: dict[int, set[str]] = {}
-        self._supplied: dict[int, SuppliedSignals] = {}
-        self._waited: dict[int, WaitedCoroutines] = {}
 
     def _cannot_hang(self, node: ast.Await) -> bool:
         """The function already sent the signal (``ev.set()``, ``q.put(x)``,
@@ -96,9 +90,7 @@ class UnboundedAwaitRule(Rule):
         function = self.ctx.function
         if function is None:
             return False
-        signals = self._supplied.get(id(function))
-        if signals is None:
-            signals = self._supplied[id(function)] = SuppliedSignals(function, self.ctx)
+        signals = self.ctx.per_function(function, SuppliedSignals)
         value = node.value
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
             receiver, method = dotted_name(value.func.value), value.func.attr
@@ -116,27 +108,7 @@ class UnboundedAwaitRule(Rule):
         if len(functions) < 2:
             return False
         inner, outer = functions[-1], functions[-2]
-        waited = self._waited.get(id(outer.node))
-        if waited is None:
-            waited = self._waited[id(outer.node)] = WaitedCoroutines(outer.node, self.ctx)  # type: ignore[arg-type]
-        return inner.name not in waited.names
-
-    def _makes_future(self, call: ast.Call) -> bool:
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "create_future":
-            return True
-        return self.ctx.call_name(call) in FUTURE_FACTORIES
-
-    def _futures_of(self, function: FunctionNode | None) -> set[str]:
-        """Names the function assigns a bare future to."""
-        futures = self._futures.get(id(function))
-        if futures is None:
-            futures = self._futures[id(function)] = set()
-            for node in own_nodes(function) if function is not None else ():
-                for target, value in assigned_pairs(node):
-                    key = dotted_name(target)
-                    if key is not None and isinstance(value, ast.Call) and self._makes_future(value):
-                        futures.add(key)
-        return futures
+        return inner.name not in self.ctx.per_function(outer.node, WaitedCoroutines).names
 
     def _awaits_signal(self, value: ast.expr) -> bool:
         if isinstance(value, ast.Call):
@@ -148,7 +120,11 @@ class UnboundedAwaitRule(Rule):
                 and not value.keywords
             )
         key = dotted_name(value)
-        return key is not None and key in self._futures_of(self.ctx.function)
+        return key is not None and key in self._futures()
+
+    def _futures(self) -> set[str]:
+        function = self.ctx.function
+        return self.ctx.per_function(function, future_names) if function is not None else set()
 
     def visit_Await(self, node: ast.Await) -> Iterator[Violation]:
         if not self.ctx.in_test or not self._awaits_signal(node.value):

@@ -8,9 +8,10 @@ import ast
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.names import called_as, callee_last_name
 from flake8_hermetic.imports import dotted_name
-from flake8_hermetic.nodes import LOOP_TYPES, NEW_FRAMES, FunctionNode, own_nodes
+from flake8_hermetic.nodes import LOOP_TYPES, NEW_FRAMES, FunctionNode
 from flake8_hermetic.rules.determinism.trees import assigned_pairs, referenced_names
 
+FUTURE_FACTORIES = frozenset({"asyncio.Future", "asyncio.futures.Future"})
 #: ways synchronous code runs a coroutine to its end
 BLOCKING_RUNNERS = frozenset({"asyncio.run"})
 RUNNER_METHODS = frozenset({"run_until_complete"})
@@ -33,42 +34,70 @@ class WaitedCoroutines:
     __slots__ = ("names",)
 
     def __init__(self, function: FunctionNode, ctx: Context) -> None:
-        roots: list[ast.AST] = []
-        built_from: dict[str, set[str]] = {}
-        groups: set[str] = set()
-        for node in own_nodes(function):
-            if isinstance(node, ast.Await):
-                roots.append(node.value)
-            elif isinstance(node, ast.AsyncWith):
-                for item in node.items:
-                    opened = item.context_expr
-                    if isinstance(opened, ast.Call) and (ctx.call_name(opened) or "").endswith(TASK_GROUP_SUFFIXES):
-                        key = dotted_name(item.optional_vars) if item.optional_vars is not None else None
-                        if key is not None:
-                            groups.add(key)
-            elif isinstance(node, ast.Call):
-                func = node.func
-                arguments = [*node.args, *(k.value for k in node.keywords)]
-                if ctx.call_name(node) in BLOCKING_RUNNERS:
-                    roots.extend(arguments)
-                elif isinstance(func, ast.Attribute):
-                    receiver = dotted_name(func.value)
-                    if func.attr in RUNNER_METHODS or (func.attr in TASK_GROUP_METHODS and receiver in groups):
-                        roots.extend(arguments)
-                    elif func.attr in COLLECTING_METHODS and receiver is not None:
-                        built_from.setdefault(receiver, set()).update(referenced_names(arguments))
-            for target, value in assigned_pairs(node):
-                key = dotted_name(target)
+        trace = _WaitTrace(ctx)
+        for node in ctx.function_nodes(function):
+            trace.note(node)
+        self.names = trace.waited()
+
+
+class _WaitTrace:
+    """What :class:`WaitedCoroutines` gathers over a function's nodes, in
+    order: the expressions it waits on, the names each name is built from,
+    and its task groups."""
+
+    __slots__ = ("ctx", "roots", "built_from", "groups")
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.roots: list[ast.AST] = []
+        self.built_from: dict[str, set[str]] = {}
+        self.groups: set[str] = set()
+
+    def note(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Await):
+            self.roots.append(node.value)
+        elif isinstance(node, ast.AsyncWith):
+            self._note_task_groups(node)
+        elif isinstance(node, ast.Call):
+            self._note_call(node)
+        for target, value in assigned_pairs(node):
+            key = dotted_name(target)
+            if key is not None:
+                self.built_from.setdefault(key, set()).update(referenced_names([value]))
+
+    def _note_task_groups(self, node: ast.AsyncWith) -> None:
+        """``async with asyncio.TaskGroup() as tg``: ``tg`` waits for its tasks."""
+        for item in node.items:
+            opened = item.context_expr
+            if isinstance(opened, ast.Call) and (self.ctx.call_name(opened) or "").endswith(TASK_GROUP_SUFFIXES):
+                key = dotted_name(item.optional_vars) if item.optional_vars is not None else None
                 if key is not None:
-                    built_from.setdefault(key, set()).update(referenced_names([value]))
-        waited = set(referenced_names(roots))
+                    self.groups.add(key)
+
+    def _note_call(self, node: ast.Call) -> None:
+        """A runner's or a task group's arguments are waited; a collection
+        (``tasks.append(t)``) is built from its arguments."""
+        func = node.func
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        if self.ctx.call_name(node) in BLOCKING_RUNNERS:
+            self.roots.extend(arguments)
+        elif isinstance(func, ast.Attribute):
+            receiver = dotted_name(func.value)
+            if func.attr in RUNNER_METHODS or (func.attr in TASK_GROUP_METHODS and receiver in self.groups):
+                self.roots.extend(arguments)
+            elif func.attr in COLLECTING_METHODS and receiver is not None:
+                self.built_from.setdefault(receiver, set()).update(referenced_names(arguments))
+
+    def waited(self) -> set[str]:
+        """The names waited on, and transitively every name they were built from."""
+        waited = set(referenced_names(self.roots))
         pending = list(waited)
         while pending:
-            for name in built_from.get(pending.pop(), ()):
+            for name in self.built_from.get(pending.pop(), ()):
                 if name not in waited:
                     waited.add(name)
                     pending.append(name)
-        self.names = waited
+        return waited
 
 
 #: calls that satisfy a later await of the same receiver: ev.set() -> ev.wait(), q.put() -> q.get()
@@ -141,3 +170,21 @@ class SuppliedSignals:
                 return True
             return not repeated and not any(gets) and len(puts) > len(gets)
         return False
+
+
+def makes_future(ctx: Context, call: ast.Call) -> bool:
+    """``asyncio.Future()`` or ``loop.create_future()``: a bare future."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "create_future":
+        return True
+    return ctx.call_name(call) in FUTURE_FACTORIES
+
+
+def future_names(function: FunctionNode, ctx: Context) -> set[str]:
+    """Names ``function`` assigns a bare future to, for :meth:`Context.per_function`."""
+    futures: set[str] = set()
+    for node in ctx.function_nodes(function):
+        for target, value in assigned_pairs(node):
+            key = dotted_name(target)
+            if key is not None and isinstance(value, ast.Call) and makes_future(ctx, value):
+                futures.add(key)
+    return futures
