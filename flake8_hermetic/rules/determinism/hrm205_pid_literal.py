@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
-from flake8_hermetic.facts.mocks import patch_target
+from flake8_hermetic.facts.mocks import mocked_here, patch_target
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.rules.determinism.trees import assigned_pairs
 
@@ -33,6 +33,14 @@ def allocatable_pid(node: ast.expr | None) -> int | None:
     ):
         return node.value
     return None
+
+
+def replaced_pid_call(target: str | None) -> str | None:
+    """The pid call a patch of ``target`` (see :func:`patch_target`) replaces:
+    ``os.kill``, ``psutil.Process``, also spelled through a module (``x.os.kill``)."""
+    if target is None:
+        return None
+    return next((pid_call for pid_call in PID_CALLS if target == pid_call or target.endswith("." + pid_call)), None)
 
 
 #: the last name of a call that can replace a function: patch, patch.object, monkeypatch.setattr
@@ -104,22 +112,11 @@ class PidLiteralRule(Rule):
         self._patcher_ids: dict[str, set[int]] = {}
         self._patcher_names: dict[str, set[str]] = {}
 
-    def _patch_target(self, call: ast.Call) -> str | None:
-        """The pid call that ``patch("os.kill")``, ``patch.object(os, "kill")``
-        or ``monkeypatch.setattr(os, "kill", ...)`` replaces, if any."""
-        func = call.func
-        if isinstance(func, ast.Attribute) and func.attr not in PATCHER_NAMES:
-            return None  # a method call cannot be an alias of patch (a bare name can: p = mock.patch)
-        target = patch_target(self.ctx, call)
-        if target is None:
-            return None
-        return next((pid_call for pid_call in PID_CALLS if target == pid_call or target.endswith("." + pid_call)), None)
-
     def _note_patch(self, call: ast.Call) -> None:
-        target = self._patch_target(call)
+        target = replaced_pid_call(patch_target(self.ctx, call))
         if target is None:
             return
-        # a `with patch(...)` replaces the call in its body only (see _patched)
+        # a `with patch(...)` replaces the call in its body only (see mocked_here)
         in_with = isinstance(self.ctx.parent, ast.withitem)
         for scope in self.ctx.scopes:
             if scope.kind == "function":
@@ -127,16 +124,13 @@ class PidLiteralRule(Rule):
                     self._patcher_ids.setdefault(target, set()).add(id(scope.node))
                 self._patcher_names.setdefault(target, set()).add(scope.name)
 
-    def _patched(self, target: str) -> bool:
-        """The call is replaced around this point: patched earlier in an
-        enclosing function, or by a decorator of one (``@mock.patch("os.kill")``
-        or a decorator seen patching it)."""
-        for ancestor, child in self.ctx.ancestors_in_function():
-            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and child in ancestor.body:
-                for item in ancestor.items:
-                    opened = item.context_expr
-                    if isinstance(opened, ast.Call) and self._patch_target(opened) == target:
-                        return True
+    def _patched(self, node: ast.Call, target: str) -> bool:
+        """The call is replaced around this point: by a decorator of an
+        enclosing def or class or a ``with`` patch around it, patched earlier
+        in its function (:func:`mocked_here`), patched earlier in a function
+        around it, or by a decorator of the file seen patching it."""
+        if mocked_here(self.ctx, node, lambda patched: replaced_pid_call(patched) == target):
+            return True
         ids = self._patcher_ids.get(target, set())
         names = self._patcher_names.get(target, set())
         for scope in self.ctx.scopes:
@@ -145,8 +139,6 @@ class PidLiteralRule(Rule):
             if id(scope.node) in ids:
                 return True
             for decorator in scope.node.decorator_list:  # type: ignore[attr-defined]
-                if isinstance(decorator, ast.Call) and self._patch_target(decorator) == target:
-                    return True
                 base = decorator.func if isinstance(decorator, ast.Call) else decorator
                 if (dotted_name(base) or "").rpartition(".")[2] in names:
                     return True
@@ -157,7 +149,7 @@ class PidLiteralRule(Rule):
         name = self.ctx.call_name(node)
         if node.args and name in PID_CALLS:
             pid = allocatable_pid(node.args[0])
-            if pid is not None and not self._patched(name):  # type: ignore[arg-type]
+            if pid is not None and not self._patched(node, name):  # type: ignore[arg-type]
                 yield self.report(node.args[0], pid=pid)
 
     def visit_keyword(self, node: ast.keyword) -> Iterator[Violation]:
