@@ -12,7 +12,8 @@ import pytest
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.imports import ImportResolver, module_imports
 from flake8_hermetic.catalog import all_rules
-from flake8_hermetic.rules.determinism import ELAPSED, READING, ClockFlow, Durations, is_pid_name
+from flake8_hermetic.rules.determinism.clock import ELAPSED, READING, ClockFlow, Durations
+from flake8_hermetic.rules.determinism.hrm205_pid_literal import is_pid_name
 from flake8_hermetic.settings import Settings
 
 FAMILY = [rule for code, rule in all_rules().items() if code.startswith("HRM2")]

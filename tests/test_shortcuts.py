@@ -18,7 +18,7 @@ from flake8_hermetic.engine import Engine
 from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
-from flake8_hermetic.rules import determinism
+from flake8_hermetic.rules.determinism import clock
 from flake8_hermetic.settings import Settings
 from tests.helpers import FIXTURES, source_corpus, source_corpus_params
 
@@ -121,7 +121,7 @@ def test_skipping_functions_that_name_no_clock_changes_no_finding(
 ) -> None:
     rules = [RULES["HRM201"], RULES["HRM203"]]
     quick = sorted(findings(rule, path) for rule in rules)
-    monkeypatch.setattr(determinism, "may_read_clock", lambda ctx, function: True)
+    monkeypatch.setattr(clock, "may_read_clock", lambda ctx, function: True)
     assert quick == sorted(findings(rule, path) for rule in rules)
 
 
@@ -167,13 +167,13 @@ def test_a_clock_under_another_name_is_still_read() -> None:
 
 def test_a_function_that_names_no_clock_is_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[bool] = []
-    real = determinism.ClockFlow.__init__
+    real = clock.ClockFlow.__init__
 
-    def spy(self: determinism.ClockFlow, function: object, resolve: object, clockless: bool = False) -> None:
+    def spy(self: clock.ClockFlow, function: object, resolve: object, clockless: bool = False) -> None:
         built.append(clockless)
         real(self, function, resolve, clockless)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(determinism.ClockFlow, "__init__", spy)
+    monkeypatch.setattr(clock.ClockFlow, "__init__", spy)
     lint([RULES["HRM203"]], """
         import time
 

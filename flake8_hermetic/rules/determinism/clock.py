@@ -1,0 +1,283 @@
+"""The clock flow of a function: which of its values are clock readings or
+durations (:class:`ClockFlow`, :class:`Durations`), and where it reads a clock
+or starts something beside it (:class:`ClockSteps`)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from flake8_hermetic.context import Context
+from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.nodes import FunctionNode, own_nodes
+from flake8_hermetic.rules.determinism.trees import assigned_pairs
+
+CLOCKS = frozenset(
+    f"time.{clock}{suffix}"
+    for clock in ("time", "monotonic", "perf_counter", "process_time", "thread_time")
+    for suffix in ("", "_ns")
+) | {"timeit.default_timer"}
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)
+#: calls whose result is still the number they were given; any other call
+#: (``TimerHandle(when + 10)``) makes something else out of a clock value
+NUMERIC_CALLS = frozenset(
+    {"abs", "round", "min", "max", "float", "int", "sum", "sorted"}
+    | {f"math.{name}" for name in ("fabs", "floor", "ceil", "fsum", "trunc")}
+    | {f"statistics.{name}" for name in ("mean", "fmean", "median")}
+)
+READING, ELAPSED = 1, 2
+#: the modules :data:`CLOCKS` come from
+CLOCK_MODULES = ("time", "timeit")
+
+
+class ClockFlow:
+    """What the names of one function hold: a clock reading or a duration.
+
+    ``start = time.monotonic()`` makes ``start`` a READING; arithmetic on a
+    reading (``time.monotonic() - start``, ``start + 5``) is ELAPSED, and so
+    is every name assigned from it, transitively, in source order. Values
+    flow through numeric calls (``abs``, ``round``, ``max``...), not into
+    other calls' results.
+    """
+
+    __slots__ = ("_clockless", "_levels", "_resolve")
+
+    def __init__(
+        self, function: FunctionNode | None, resolve: Callable[[ast.AST], str | None], clockless: bool = False,
+    ) -> None:
+        """``clockless``: the caller knows ``function`` reads no clock (its
+        source names none), so nothing in it is a reading or a duration."""
+        self._resolve = resolve
+        self._levels: dict[str, int] = {}
+        self._clockless = clockless
+        if clockless or function is None:
+            return
+        for node in own_nodes(function):
+            if isinstance(node, ast.AugAssign):
+                key = dotted_name(node.target)
+                if key is not None and (self._levels.get(key) or self.level(node.value)):
+                    self._levels[key] = ELAPSED
+                continue
+            for target, value in assigned_pairs(node):
+                key = dotted_name(target)
+                if key is None:
+                    continue
+                level = self.level(value)
+                if level > self._levels.get(key, 0):
+                    self._levels[key] = level
+
+    def level(self, expr: ast.AST) -> int:
+        """0, READING or ELAPSED: what ``expr`` computes from the clock."""
+        if self._clockless:
+            return 0
+        found = 0
+        stack: list[tuple[ast.AST, bool]] = [(expr, False)]
+        while stack:
+            node, in_arithmetic = stack.pop()
+            if isinstance(node, ast.Call) and self._resolve(node.func) in CLOCKS:
+                leaf = READING
+            elif isinstance(node, (ast.Name, ast.Attribute)) and (key := dotted_name(node)) in self._levels:
+                leaf = self._levels[key]  # type: ignore[index]
+            else:
+                leaf = 0
+            if leaf:
+                found = max(found, ELAPSED if in_arithmetic else leaf)
+                if found == ELAPSED:
+                    return ELAPSED
+                if isinstance(node, ast.Call):
+                    continue
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, ast.Call) and self._resolve(node.func) not in NUMERIC_CALLS:
+                continue
+            arithmetic = in_arithmetic or (isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC))
+            stack.extend((child, arithmetic) for child in ast.iter_child_nodes(node))
+        return found
+
+    def is_elapsed(self, expr: ast.AST) -> bool:
+        return self.level(expr) == ELAPSED
+
+
+def clock_flow(function: FunctionNode | None, ctx: Context) -> ClockFlow:
+    """The :class:`ClockFlow` of ``function``, for :meth:`Context.per_function`:
+    a function whose source names no clock is not walked (see :func:`may_read_clock`)."""
+    clockless = function is not None and not may_read_clock(ctx, function)
+    return ClockFlow(function, ctx.resolve, clockless)
+
+
+def current_flow(ctx: Context) -> ClockFlow:
+    """The :class:`ClockFlow` of the function being visited, built once per
+    function and shared by every rule that asks."""
+    return ctx.per_function(ctx.function, clock_flow)  # type: ignore[arg-type]
+
+
+def may_read_clock(ctx: Context, function: FunctionNode) -> bool:
+    """Whether ``function`` can call one of :data:`CLOCKS`: its source says
+    ``time`` (the module, ``timeit``, an import inside it), or a name an
+    import bound to one of those modules or their functions. A cheap test
+    that spares most functions the walk of :class:`ClockFlow`."""
+    # the whole lines the def spans: a little more than its text, never less
+    text = "".join(ctx.lines[function.lineno - 1:function.end_lineno or function.lineno])
+    if "time" in text:
+        return True
+    return any(alias in text for alias in ctx.resolver.names_bound_to(CLOCK_MODULES))
+
+
+#: last parts of call names that start something running beside the test:
+#: a thread, a process, a task, a server, an executor job
+STARTER_SUFFIXES = ("Thread", "Timer", "Process", "Popen", "Pool", "Executor", "Server")
+STARTER_NAMES = frozenset(
+    {
+        "start", "start_new_thread", "start_new", "start_threads", "start_soon", "fork", "forkpty",
+        "posix_spawn", "posix_spawnp", "submit", "apply_async", "map_async", "run_in_executor",
+        "to_thread", "create_task", "ensure_future", "serve_forever", "create_subprocess_exec",
+        "create_subprocess_shell", "create_server", "start_server", "start_unix_server",
+    }
+)
+#: calls that read the wall clock when given no time of their own (the number of arguments that is "none")
+CLOCK_DEFAULT_CALLS = {
+    "time.localtime": 0, "time.gmtime": 0, "time.ctime": 0, "time.asctime": 0, "time.strftime": 1,
+    "datetime.datetime.now": 1, "datetime.datetime.utcnow": 0, "datetime.datetime.today": 0,
+    "datetime.date.today": 0, "os.utime": 1,
+}
+#: attributes that are a file's timestamps (stat results, py.path), and ``touch()``, which sets one
+TIMESTAMP_ATTRIBUTES = frozenset(
+    {"st_mtime", "st_atime", "st_ctime", "st_mtime_ns", "st_atime_ns", "st_ctime_ns", "st_birthtime"}
+    | {"mtime", "atime", "ctime", "getmtime", "getatime", "getctime", "touch"}
+)
+Position = tuple[int, int]
+
+
+class ClockSteps:
+    """Where one function reads a clock or a file timestamp, and where it
+    starts something that runs beside it (a thread, a process, a task, a
+    server): the data for telling a sleep that lets the clock move on from
+    a sleep that waits for another party.
+    """
+
+    __slots__ = ("reads", "starts")
+
+    def __init__(self, function: FunctionNode | None, ctx: Context) -> None:
+        self.reads: list[Position] = []
+        self.starts: list[Position] = []
+        for node in ctx.function_nodes(function) if function is not None else ():
+            if isinstance(node, ast.Attribute) and node.attr in TIMESTAMP_ATTRIBUTES:
+                self.reads.append((node.lineno, node.col_offset))
+            elif isinstance(node, ast.Call):
+                name = ctx.call_name(node)
+                if name in CLOCKS or (
+                    name in CLOCK_DEFAULT_CALLS and len(node.args) <= CLOCK_DEFAULT_CALLS[name] and not node.keywords
+                ):
+                    self.reads.append((node.lineno, node.col_offset))
+                last = name.rpartition(".")[2] if name else getattr(node.func, "attr", "")
+                if last in STARTER_NAMES or last.endswith(STARTER_SUFFIXES) or last.startswith("spawn"):
+                    self.starts.append((node.lineno, node.col_offset))
+
+    def lets_clock_advance(self, sleep: ast.Call) -> bool:
+        """A timestamp is read after ``sleep`` and nothing was started before it
+        that the sleep could be waiting for."""
+        begin = (sleep.lineno, sleep.col_offset)
+        end = (sleep.end_lineno or sleep.lineno, sleep.end_col_offset or sleep.col_offset)
+        return any(read > end for read in self.reads) and not any(start < begin for start in self.starts)
+
+
+def clock_steps(ctx: Context) -> ClockSteps:
+    """The :class:`ClockSteps` of the function being visited, built once per
+    function and shared by every rule that asks."""
+    return ctx.per_function(ctx.function, ClockSteps)  # type: ignore[arg-type]
+
+
+#: clocks of CPU work done, not of time passing: a faster host makes them smaller
+CPU_CLOCKS = frozenset(f"time.{clock}{suffix}" for clock in ("process_time", "thread_time") for suffix in ("", "_ns"))
+WALL_CLOCKS = CLOCKS - CPU_CLOCKS
+#: calls whose result never falls when their argument rises
+MONOTONE_CALLS = frozenset({"round", "float", "int", "max", "min", "sum", "math.floor", "math.ceil", "math.trunc"})
+#: how far a duration is followed through names and arithmetic before giving up (and reporting)
+DURATION_DEPTH = 32
+
+
+class Durations:
+    """Which values of one function are wall-clock durations that a slower
+    host can only make longer: ``end - start`` of two readings, scaled or
+    offset by clock-free values, and names only ever assigned such values.
+    """
+
+    __slots__ = ("_assigned", "_flow", "_resolve")
+
+    def __init__(self, function: FunctionNode | None, flow: ClockFlow, resolve: Callable[[ast.AST], str | None]) -> None:
+        self._flow = flow
+        self._resolve = resolve
+        self._assigned: dict[str, list[tuple[ast.operator | None, ast.expr]]] = {}
+        for node in own_nodes(function) if function is not None else ():
+            if isinstance(node, ast.AugAssign):
+                key = dotted_name(node.target)
+                if key is not None:
+                    self._assigned.setdefault(key, []).append((node.op, node.value))
+                continue
+            for target, value in assigned_pairs(node):
+                key = dotted_name(target)
+                if key is not None:
+                    self._assigned.setdefault(key, []).append((None, value))
+
+    def _values(self, node: ast.AST) -> list[tuple[ast.operator | None, ast.expr]]:
+        key = dotted_name(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        return self._assigned.get(key, []) if key is not None else []
+
+    def is_reading(self, node: ast.AST, depth: int = 0) -> bool:
+        """A wall-clock call, or a name only ever assigned wall-clock readings."""
+        if depth > DURATION_DEPTH:
+            return False
+        if isinstance(node, ast.Call):
+            return self._resolve(node.func) in WALL_CLOCKS
+        # a list of readings and its items: times = [monotonic() for _ in ...]; times[0]
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return self.is_reading(node.elt, depth + 1)
+        if isinstance(node, ast.Subscript):
+            return self.is_reading(node.value, depth + 1)
+        values = self._values(node)
+        return bool(values) and all(op is None and self.is_reading(value, depth + 1) for op, value in values)
+
+    def grows(self, node: ast.AST, depth: int = 0) -> bool:
+        """A wall-clock duration that a slower host can only make longer."""
+        if depth > DURATION_DEPTH:
+            return False
+        depth += 1
+        if isinstance(node, ast.BinOp):
+            return self._arithmetic_grows(node, depth)
+        if isinstance(node, ast.Call):
+            return self._call_grows(node, depth)
+        level = self._flow.level
+        timed_values = [(op, value) for op, value in self._values(node) if level(value)]
+        return bool(timed_values) and all(
+            (op is None or isinstance(op, ast.Add)) and self.grows(value, depth) for op, value in timed_values
+        )
+
+    def _arithmetic_grows(self, node: ast.BinOp, depth: int) -> bool:
+        """``end - start`` of two readings, or a growing duration offset by,
+        scaled by or divided by a clock-free value that is not negative."""
+        level = self._flow.level
+        left, right, op = node.left, node.right, node.op
+        if isinstance(op, ast.Sub):
+            if not level(right):
+                return self.grows(left, depth)
+            return self.is_reading(left, depth) and self.is_reading(right, depth)
+        if isinstance(op, (ast.Add, ast.Mult)) and not level(left):
+            left, right = right, left
+        if isinstance(op, (ast.Add, ast.Mult, ast.Div, ast.FloorDiv)) and not level(right):
+            negative = isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub)
+            return not (negative and not isinstance(op, ast.Add)) and self.grows(left, depth)
+        return False
+
+    def _call_grows(self, node: ast.Call, depth: int) -> bool:
+        """A monotone call (``round``, ``max``...) of growing durations only."""
+        if self._resolve(node.func) not in MONOTONE_CALLS or node.keywords:
+            return False
+        level = self._flow.level
+        timed = [argument for argument in node.args if level(argument)]
+        return bool(timed) and all(self.grows(argument, depth) for argument in timed)
+
+
+def function_durations(function: FunctionNode | None, ctx: Context) -> Durations:
+    """The :class:`Durations` of ``function`` over its shared clock flow, for
+    :meth:`Context.per_function`."""
+    return Durations(function, ctx.per_function(function, clock_flow), ctx.resolve)  # type: ignore[arg-type]

@@ -1,0 +1,125 @@
+"""Deadlines of a test's own: whether a wait is bounded by one, or cut short on purpose."""
+
+from __future__ import annotations
+
+import ast
+
+from flake8_hermetic.context import Context
+from flake8_hermetic.facts.raising import expects_raise
+from flake8_hermetic.nodes import FunctionNode
+from flake8_hermetic.rules.determinism.trees import called_names
+
+#: calls that bound what runs inside them: as a wrapper or as a ``with`` item
+BOUNDING_CALLS = frozenset(
+    {
+        "asyncio.wait_for",
+        "asyncio.timeout",
+        "asyncio.timeout_at",
+        "asyncio.timeouts.timeout",
+        "asyncio.timeouts.timeout_at",
+        "async_timeout.timeout",
+        "async_timeout.timeout_at",
+        "anyio.fail_after",
+        "anyio.move_on_after",
+        "trio.fail_after",
+        "trio.move_on_after",
+        "trio.fail_at",
+        "trio.move_on_at",
+    }
+)
+#: exceptions that say "this wait was cut short on purpose"
+INTERRUPTIONS = frozenset(
+    {
+        "asyncio.CancelledError",
+        "asyncio.exceptions.CancelledError",
+        "asyncio.TimeoutError",
+        "asyncio.exceptions.TimeoutError",
+        "TimeoutError",
+        "trio.Cancelled",
+        "trio.TooSlowError",
+    }
+)
+
+
+def is_bounding(ctx: Context, call: ast.Call) -> bool:
+    """A call of :data:`BOUNDING_CALLS` that sets a deadline (not ``timeout(None)``)."""
+    if ctx.call_name(call) not in BOUNDING_CALLS:
+        return False
+    # asyncio.timeout(None) is the documented way to say "no deadline"
+    first = call.args[0] if call.args else None
+    return not (isinstance(first, ast.Constant) and first.value is None)
+
+
+def has_bounding_item(ctx: Context, node: ast.With | ast.AsyncWith) -> bool:
+    return any(isinstance(item.context_expr, ast.Call) and is_bounding(ctx, item.context_expr) for item in node.items)
+
+
+def bounded_callees(function: FunctionNode, ctx: Context) -> set[str]:
+    """The names ``function`` calls under a deadline (``wait_for(inner())``,
+    ``async with timeout(...): await inner()``), for :meth:`Context.per_function`."""
+    names: set[str] = set()
+    for node in ctx.function_nodes(function):
+        if isinstance(node, ast.Call) and is_bounding(ctx, node):
+            names.update(called_names([*node.args, *(k.value for k in node.keywords)]))
+        elif isinstance(node, (ast.With, ast.AsyncWith)) and has_bounding_item(ctx, node):
+            names.update(called_names(node.body))
+    return names
+
+
+class Deadlines:
+    """Whether the node being visited waits under a deadline of the test's own.
+
+    Bounded: inside ``asyncio.wait_for(...)``, the body of ``async with
+    asyncio.timeout(...)`` (and the anyio/trio/async_timeout spellings), or
+    in a nested coroutine that the enclosing function only calls under one
+    of those. Interrupted on purpose: the body of a ``try`` that catches
+    ``CancelledError``/``TimeoutError``, or of ``with assertRaises(...)`` /
+    ``pytest.raises(...)`` expecting one.
+    """
+
+    __slots__ = ("ctx",)
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def bounded(self) -> bool:
+        ctx = self.ctx
+        for ancestor, child in ctx.ancestors_in_function():
+            if isinstance(ancestor, ast.Call) and is_bounding(ctx, ancestor):
+                return True
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and child in ancestor.body:
+                if has_bounding_item(ctx, ancestor):
+                    return True
+        return self._runs_bounded()
+
+    def _runs_bounded(self) -> bool:
+        """The current function is a nested coroutine that the function
+        around it calls under a deadline (one analysis per function, shared)."""
+        functions = [scope for scope in self.ctx.scopes if scope.kind == "function"]
+        if len(functions) < 2:
+            return False
+        inner, outer = functions[-1], functions[-2]
+        return inner.name in self.ctx.per_function(outer.node, bounded_callees)
+
+    def interrupted_on_purpose(self) -> bool:
+        for ancestor, child in self.ctx.ancestors_in_function():
+            if isinstance(ancestor, ast.Try) and child in ancestor.body and self._catches_interruption(ancestor):
+                return True
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and child in ancestor.body:
+                if any(self._expects_interruption(item.context_expr) for item in ancestor.items):
+                    return True
+        return False
+
+    def _catches_interruption(self, node: ast.Try) -> bool:
+        return any(handler.type is not None and self._names_interruption(handler.type) for handler in node.handlers)
+
+    def _expects_interruption(self, manager: ast.expr) -> bool:
+        """``pytest.raises(CancelledError)``, ``self.assertRaises(asyncio.TimeoutError)``..."""
+        return (
+            isinstance(manager, ast.Call) and bool(manager.args) and expects_raise(self.ctx, manager)
+            and self._names_interruption(manager.args[0])
+        )
+
+    def _names_interruption(self, node: ast.expr) -> bool:
+        candidates = node.elts if isinstance(node, ast.Tuple) else [node]
+        return any(self.ctx.resolve(candidate) in INTERRUPTIONS for candidate in candidates)

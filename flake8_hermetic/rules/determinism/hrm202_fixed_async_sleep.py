@@ -1,0 +1,107 @@
+"""HRM202: a straight-line ``await asyncio.sleep()``, a guess at another task's progress."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from flake8_hermetic.context import Context
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
+from flake8_hermetic.rules.determinism.clock import clock_steps
+from flake8_hermetic.rules.determinism.deadlines import Deadlines
+from flake8_hermetic.rules.determinism.sleeps import duration_argument, is_literal_zero
+
+ASYNC_SLEEPS = {"asyncio.sleep": ("delay",), "anyio.sleep": ("delay",), "trio.sleep": ("seconds",)}
+
+
+class AsyncSleepRule(Rule):
+    """
+    Flags a straight-line `await asyncio.sleep()` (or `anyio.sleep`, `trio.sleep`) in a test file.
+
+    ## Why is this bad?
+    Awaiting a fixed delay to "let the other task get there" guesses how many
+    turns of the event loop the other task needs and how long each takes.
+    A slower host, another Python version (the loop's scheduling changed
+    between releases) or one more `await` in the code under test and the
+    guess is wrong: the assertion after it runs too early.
+
+    Not flagged:
+    - a sleep in a loop body (a poll) and `sleep(0)` (one turn of the loop);
+    - a sleep inside a deadline of the test's own (`asyncio.timeout`,
+      `wait_for`, `fail_after`, or a nested coroutine the test runs under
+      one), or where the test expects it to be cut short (a `try` catching
+      `CancelledError` / `TimeoutError`, `pytest.raises` or `assertRaises`
+      of one): the sleep is the slow work under test, and its length is a
+      stand-in for "forever";
+    - a sleep in a coroutine defined inside another function: a stand-in
+      task the test schedules, whose sleep is the length of its simulated
+      work. The event loop fires timers in deadline order, so the order
+      such tasks produce among themselves does not depend on the host;
+    - a sleep that lets the clock move on (a clock or file timestamp is
+      read after it in the same function, and no task, thread, process or
+      server was started before it), as for HRM201.
+
+    ## Example
+    ```python
+    async def test_consumer_sees_message(queue, consumer):
+        await queue.put("hello")
+        await asyncio.sleep(0.1)
+        assert consumer.seen == ["hello"]
+    ```
+
+    ## Use instead
+    ```python
+    async def test_consumer_sees_message(queue, consumer):
+        await queue.put("hello")
+        await asyncio.wait_for(consumer.received.wait(), timeout=5)
+        assert consumer.seen == ["hello"]
+    ```
+
+    ## Off by default
+    Turn it on with `--extend-select=HRM202` (or `extend-select` in the config):
+    after narrowing, 9 of its 17 findings on ten real suites were real races: the rest were
+    cancellation and timer-order tests whose outcome does not depend on the sleep, which only
+    the assertions tell apart
+    (see docs/precision.md). In an application's own suite, where such code is rare,
+    it is worth turning on.
+
+    ## Options
+    None.
+
+    ## Known problems
+    A stand-in coroutine that sleeps to wait for something outside the
+    event loop (a server thread, a child process) is the same bet, and is
+    not flagged because it is nested.
+    """
+
+    code = "HRM202"
+    message = "await {name}() guesses how long another task needs and flakes on a loaded host; await the event itself, bounded (asyncio.wait_for)"
+    default_on = False
+
+    __slots__ = ("_deadlines",)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._deadlines = Deadlines(ctx)
+
+    def visit_Await(self, node: ast.Await) -> Iterator[Violation]:
+        call = node.value
+        if not isinstance(call, ast.Call):
+            return
+        name = self.ctx.call_name(call)
+        if name not in ASYNC_SLEEPS:
+            return
+        duration = duration_argument(call, ASYNC_SLEEPS[name])
+        if duration is None or is_literal_zero(duration) or self.ctx.in_loop():
+            return
+        if self._in_nested_coroutine() or self._deadlines.bounded() or self._deadlines.interrupted_on_purpose():
+            return
+        if clock_steps(self.ctx).lets_clock_advance(call):
+            return
+        yield self.report(node, name=name)
+
+    def _in_nested_coroutine(self) -> bool:
+        """A coroutine defined inside another function: a stand-in task the
+        test schedules, whose sleep is the simulated length of its work."""
+        return sum(scope.kind == "function" for scope in self.ctx.scopes) > 1

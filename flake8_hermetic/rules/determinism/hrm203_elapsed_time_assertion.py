@@ -1,0 +1,164 @@
+"""HRM203: an assertion on elapsed wall-clock time."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
+from flake8_hermetic.rules.determinism.clock import ClockFlow, current_flow, function_durations
+
+ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+#: unittest assertions that compare their first two arguments
+COMPARING_ASSERTS = frozenset(
+    {"assertLess", "assertLessEqual", "assertGreater", "assertGreaterEqual", "assertAlmostEqual", "assertNotAlmostEqual"}
+)
+TRUTH_ASSERTS = frozenset({"assertTrue", "assertFalse"})
+ALMOST_ASSERTS = frozenset({"assertAlmostEqual", "assertNotAlmostEqual"})
+
+
+class ElapsedTimeAssertionRule(Rule):
+    """
+    Flags an assertion on elapsed wall-clock time: a comparison of a duration measured with the `time` module.
+
+    ## Why is this bad?
+    How long a piece of code takes depends on the machine, its load, the
+    other tests running beside it and the garbage collector's mood. A bound
+    that holds on the author's laptop (`elapsed < 0.5`) fails on a busy CI
+    runner, and a two-sided window (`0.8 <= elapsed <= 2.0`) fails the same
+    way. Either way the verdict depends on the host, not on the code.
+
+    The rule follows durations through the function that measures them:
+    a name assigned from arithmetic on `time.time()`, `monotonic()`,
+    `perf_counter()`, `process_time()`, `thread_time()` (and their `_ns`
+    forms, and `timeit.default_timer()`) is a duration, and so is any name
+    computed from it. It flags `assert` comparisons (`<`, `<=`, `>`, `>=`,
+    `== pytest.approx(...)`) and `self.assertLess/LessEqual/Greater/GreaterEqual/
+    AlmostEqual`, `self.assertTrue(a < b)` on such a value. Comparing two raw
+    readings (`assert t2 >= t1`, a check that a clock does not go backwards)
+    is not an elapsed-time assertion and is not flagged.
+
+    A lower bound on a wall-clock duration by a clock-free value
+    (`assert elapsed >= 0.1` after waiting 0.2 seconds, `assertGreater(delta,
+    timeout - 1)`, `assertFalse(dt < 0.1)`) is left alone: a slow or loaded
+    host only makes the measured time longer, so it cannot turn that
+    assertion red. It counts as a lower bound only when the duration is a
+    difference of two wall-clock readings (`end - start`), possibly scaled,
+    offset or rounded, or a name only ever assigned such values; a
+    remaining time (`deadline - monotonic()`), a comparison with another
+    clock value, and any bound on `process_time()`/`thread_time()` (CPU
+    work, which a faster host does less of) are still flagged.
+
+    ## Example
+    ```python
+    def test_cache_is_fast(cache):
+        start = time.perf_counter()
+        cache.get("key")
+        elapsed = time.perf_counter() - start
+        assert elapsed < 0.01
+    ```
+
+    ## Use instead
+    ```python
+    def test_cache_hits_do_not_reach_the_backend(cache, backend):
+        cache.get("key")
+        cache.get("key")
+        assert backend.calls == 1
+    ```
+    Assert the behaviour that makes the code fast (no second backend call,
+    no quadratic loop). Measure speed in a benchmark, where the host is
+    controlled and the numbers are compared across runs.
+
+    ## Options
+    None.
+
+    ## Known problems
+    A test that replaces the clock (`mock.patch("time.monotonic", ...)`)
+    makes the arithmetic deterministic, and its assertions are still
+    flagged; such a test usually reads better with an injected clock.
+    A lower bound equal to the length of the wait (`elapsed >= 0.1` after
+    `sleep(0.1)`) can still fail where the clock ticks coarsely (15.6 ms
+    on older Windows), and is not flagged.
+    """
+
+    code = "HRM203"
+    message = "assertion on elapsed wall-clock time depends on the host's speed and load; assert the behaviour and measure speed in a benchmark"
+    methods = COMPARING_ASSERTS | TRUTH_ASSERTS
+
+    __slots__ = ()
+
+    def _flow(self) -> ClockFlow:
+        return current_flow(self.ctx)
+
+    def _growing(self, node: ast.AST) -> bool:
+        return self.ctx.per_function(self.ctx.function, function_durations).grows(node)  # type: ignore[arg-type]
+
+    def _bounds_elapsed(self, left: ast.AST, right: ast.AST, greater: bool) -> bool:
+        """Whether asserting ``left >= right`` (``greater``) or ``left <= right``
+        bounds a duration in a way a host can break: a lower bound on a
+        wall-clock duration by a clock-free value is the one shape it cannot."""
+        flow = self._flow()
+        if not (flow.is_elapsed(left) or flow.is_elapsed(right)):
+            return False
+        larger, smaller = (left, right) if greater else (right, left)
+        return bool(flow.level(smaller)) or not self._growing(larger)
+
+    def _compares_elapsed(self, expr: ast.AST, negated: bool = False) -> bool:
+        flow = self._flow()
+        stack: list[tuple[ast.AST, bool]] = [(expr, negated)]
+        while stack:
+            node, flipped = stack.pop()
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                stack.append((node.operand, not flipped))
+                continue
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                for index, op in enumerate(node.ops):
+                    left, right = operands[index], operands[index + 1]
+                    if isinstance(op, ORDERING):
+                        if self._bounds_elapsed(left, right, isinstance(op, (ast.Gt, ast.GtE)) != flipped):
+                            return True
+                    elif isinstance(op, (ast.Eq, ast.NotEq)):
+                        if (self._is_approx(right) and flow.is_elapsed(left)) or (
+                            self._is_approx(left) and flow.is_elapsed(right)
+                        ):
+                            return True
+            stack.extend((child, flipped) for child in ast.iter_child_nodes(node))
+        return False
+
+    def _is_approx(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Call) and self.ctx.call_name(node) == "pytest.approx"
+
+    def visit_Assert(self, node: ast.Assert) -> Iterator[Violation]:
+        if self._compares_elapsed(node.test):
+            yield self.report(node)
+
+    def _compared_pair(self, node: ast.Call) -> tuple[ast.expr | None, ast.expr | None]:
+        positional = [a for a in node.args[:2] if not isinstance(a, ast.Starred)]
+        if len(positional) < len(node.args[:2]):
+            return None, None
+        by_keyword = {k.arg: k.value for k in node.keywords if k.arg in ("first", "second")}
+        padded: list[ast.expr | None] = [*positional, None, None]
+        return padded[0] or by_keyword.get("first"), padded[1] or by_keyword.get("second")
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            return
+        if func.attr in COMPARING_ASSERTS:
+            first, second = self._compared_pair(node)
+            if first is None or second is None or func.attr in ALMOST_ASSERTS:
+                flow = self._flow()
+                operands = [a for a in node.args[:2] if not isinstance(a, ast.Starred)]
+                operands += [k.value for k in node.keywords if k.arg in ("first", "second")]
+                if any(flow.is_elapsed(operand) for operand in operands):
+                    yield self.report(node)
+            elif self._bounds_elapsed(first, second, func.attr.startswith("assertGreater")):
+                yield self.report(node)
+        elif func.attr in TRUTH_ASSERTS:
+            subject = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "expr"), None)
+            if subject is not None and self._compares_elapsed(subject, negated=func.attr == "assertFalse"):
+                yield self.report(node)

@@ -1,0 +1,176 @@
+"""HRM205: a literal process id that a real host can hand out."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from flake8_hermetic.context import Context
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
+from flake8_hermetic.facts.mocks import mocked_here, patch_target
+from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.rules.determinism.trees import assigned_pairs
+
+PID_CALLS = frozenset({"os.kill", "os.killpg", "os.waitpid", "psutil.Process", "psutil.pid_exists"})
+MAX_PID = 4194304  # Linux's pid_max ceiling (2**22)
+PID_WORD = re.compile(r"^p?pids?\d*$")
+CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def is_pid_name(name: str) -> bool:
+    """``pid``, ``child_pid``, ``fakePid``, ``PID2``; not ``rapid`` or ``stupid``."""
+    words = CAMEL_BOUNDARY.sub("_", name).lower().split("_")
+    return any(PID_WORD.match(word) for word in words if word)
+
+
+def allocatable_pid(node: ast.expr | None) -> int | None:
+    if (
+        isinstance(node, ast.Constant)
+        and type(node.value) is int
+        and 2 <= node.value <= MAX_PID
+    ):
+        return node.value
+    return None
+
+
+def replaced_pid_call(target: str | None) -> str | None:
+    """The pid call a patch of ``target`` (see :func:`patch_target`) replaces:
+    ``os.kill``, ``psutil.Process``, also spelled through a module (``x.os.kill``)."""
+    if target is None:
+        return None
+    return next((pid_call for pid_call in PID_CALLS if target == pid_call or target.endswith("." + pid_call)), None)
+
+
+#: the last name of a call that can replace a function: patch, patch.object, monkeypatch.setattr
+PATCHER_NAMES = frozenset({"patch", "object", "setattr"})
+
+
+class PidLiteralRule(Rule):
+    """
+    Flags a literal process id that a real host can hand out: an int from 2 to 4194304 used as a pid.
+
+    ## Why is this bad?
+    A test that needs "a process that does not exist" often picks a number
+    that looks too big to be real, like `999999` or `123456`. It is not:
+    Linux allocates pids up to `pid_max`, which is 4194304 on 64-bit hosts,
+    and a long-running CI machine walks through that whole range. The day
+    the number names a live process, `os.kill` signals a stranger, a
+    liveness probe says "alive", and the test fails (or does damage) for
+    reasons that have nothing to do with the change under review.
+
+    Flagged: such a literal as the pid argument of `os.kill`, `os.killpg`,
+    `os.waitpid`, `psutil.Process`, `psutil.pid_exists`, as a `pid=`
+    keyword of any call, or assigned to a name whose words include `pid`
+    (`pid`, `child_pid`, `self.fakePid`). 0, 1 and negative numbers have
+    fixed meanings and are not flagged.
+
+    ## Example
+    ```python
+    def test_reaper_ignores_dead_owner(store):
+        store.lock(owner_pid=999999)
+        assert store.reap() == 1
+    ```
+
+    ## Use instead
+    ```python
+    NO_SUCH_PID = 99999999999  # above any pid_max: no OS can allocate it
+
+    def test_reaper_ignores_dead_owner(store, monkeypatch):
+        monkeypatch.setattr(store, "pid_alive", lambda pid: False)
+        store.lock(owner_pid=NO_SUCH_PID)
+        assert store.reap() == 1
+    ```
+    Use a number no OS can allocate, or pin the probe that asks about it.
+
+    ## Options
+    None.
+
+    A literal handed to a call that is replaced at that point reaches no
+    OS and is left alone: inside `with mock.patch("os.kill"):` (or
+    `patch.object(os, "kill")`), after `monkeypatch.setattr(os, "kill", ...)`
+    in the same function or one around it, and in a function decorated with
+    `@mock.patch("os.kill")` or with a decorator of the file seen patching it.
+
+    ## Known problems
+    A patch made elsewhere (a fixture, `setUp`) is not seen, and the
+    literal is still flagged.
+    """
+
+    code = "HRM205"
+    message = "pid {pid} can name a live process on a long-running host; use a number no OS allocates (99999999999) or pin the liveness probe"
+    # the pid calls, and the patch calls that may replace one (see patch_target)
+    calls = PID_CALLS | {"patch", "*.patch"}  # mock.patch.object and monkeypatch.setattr are methods
+    methods = PATCHER_NAMES
+
+    __slots__ = ("_patcher_ids", "_patcher_names")
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        # per pid call: the functions seen patching it, by node and by name (a decorator names them)
+        self._patcher_ids: dict[str, set[int]] = {}
+        self._patcher_names: dict[str, set[str]] = {}
+
+    def _note_patch(self, call: ast.Call) -> None:
+        target = replaced_pid_call(patch_target(self.ctx, call))
+        if target is None:
+            return
+        # a `with patch(...)` replaces the call in its body only (see mocked_here)
+        in_with = isinstance(self.ctx.parent, ast.withitem)
+        for scope in self.ctx.scopes:
+            if scope.kind == "function":
+                if not in_with:
+                    self._patcher_ids.setdefault(target, set()).add(id(scope.node))
+                self._patcher_names.setdefault(target, set()).add(scope.name)
+
+    def _patched(self, node: ast.Call, target: str) -> bool:
+        """The call is replaced around this point: by a decorator of an
+        enclosing def or class or a ``with`` patch around it, patched earlier
+        in its function (:func:`mocked_here`), patched earlier in a function
+        around it, or by a decorator of the file seen patching it."""
+        if mocked_here(self.ctx, node, lambda patched: replaced_pid_call(patched) == target):
+            return True
+        ids = self._patcher_ids.get(target, set())
+        names = self._patcher_names.get(target, set())
+        for scope in self.ctx.scopes:
+            if scope.kind != "function":
+                continue
+            if id(scope.node) in ids:
+                return True
+            for decorator in scope.node.decorator_list:  # type: ignore[attr-defined]
+                base = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if (dotted_name(base) or "").rpartition(".")[2] in names:
+                    return True
+        return False
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        self._note_patch(node)
+        name = self.ctx.call_name(node)
+        if node.args and name in PID_CALLS:
+            pid = allocatable_pid(node.args[0])
+            if pid is not None and not self._patched(node, name):  # type: ignore[arg-type]
+                yield self.report(node.args[0], pid=pid)
+
+    def visit_keyword(self, node: ast.keyword) -> Iterator[Violation]:
+        # ``pid=`` of any call (``Process(pid=1234)``, a helper's ``wait_for(pid=...)``)
+        if node.arg == "pid" and isinstance(self.ctx.parent, ast.Call):
+            pid = allocatable_pid(node.value)
+            if pid is not None:
+                yield self.report(node.value, pid=pid)
+
+    def _assignment(self, node: ast.AST) -> Iterator[Violation]:
+        for target, value in assigned_pairs(node):
+            key = dotted_name(target)
+            pid = allocatable_pid(value)
+            if key is not None and pid is not None and is_pid_name(key.rpartition(".")[2]):
+                yield self.report(value, pid=pid)
+
+    def visit_Assign(self, node: ast.Assign) -> Iterator[Violation]:
+        yield from self._assignment(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> Iterator[Violation]:
+        yield from self._assignment(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> Iterator[Violation]:
+        yield from self._assignment(node)
