@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.collection.import_time import CollectionTime
+from flake8_hermetic.rules.collection.import_time import collection_time
 from flake8_hermetic.rules.collection.sizes import FOLD_DEPTH, BYTES_BUILDERS, Built, Folded, SizeFolder, human_size
 from flake8_hermetic.violation import Violation
 
@@ -73,7 +73,7 @@ class CollectionSizeRule(Rule):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self.timing = CollectionTime(ctx)
+        self.timing = collection_time(ctx)
         self.folder = SizeFolder(ctx)
         self.limit = ctx.settings.max_collection_bytes
         self._reported: set[int] = set()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.collection.import_time import CollectionTime
+from flake8_hermetic.rules.collection.import_time import collection_time
 from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class ImportTimeHostProbeRule(Rule):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self.timing = CollectionTime(ctx)
+        self.timing = collection_time(ctx)
         self.readers = HOME_READERS | ctx.settings.host_readers
 
     def _reads_host(self, node: ast.AST) -> str | None:

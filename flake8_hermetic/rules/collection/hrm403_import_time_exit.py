@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.collection.import_time import CollectionTime
+from flake8_hermetic.rules.collection.import_time import collection_time
 from flake8_hermetic.violation import Violation
 
 
@@ -58,7 +58,7 @@ class ImportTimeExitRule(Rule):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self.timing = CollectionTime(ctx)
+        self.timing = collection_time(ctx)
         self.script = False
         # A bare name is sys.argv only after ``from sys import argv [as x]``:
         # until one is seen, the walk need not stack the file's names for this rule.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.modules import is_main_guard
 from flake8_hermetic.nodes import DEF_TYPES
-
 
 PARAMETRIZE = "pytest.mark.parametrize"
 
@@ -14,11 +14,8 @@ PARAMETRIZE = "pytest.mark.parametrize"
 def _is_dead_guard(test: ast.expr) -> bool:
     """``if __name__ == "__main__":`` and ``if TYPE_CHECKING:`` bodies do not
     run when pytest imports the module."""
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-        sides = [test.left, *test.comparators]
-        names = {s.id for s in sides if isinstance(s, ast.Name)}
-        texts = {s.value for s in sides if isinstance(s, ast.Constant)}
-        return names == {"__name__"} and texts == {"__main__"}
+    if isinstance(test, ast.Compare):
+        return is_main_guard(test)
     if isinstance(test, ast.Name):
         return test.id == "TYPE_CHECKING"
     return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
@@ -32,11 +29,13 @@ class CollectionTime:
 
     The answer for each ancestor is remembered, so a visit costs the
     distance to the nearest ancestor already seen, not the whole depth.
+    The answers are facts of the tree, the same for every rule: the rules
+    share one per file (see :func:`collection_time`).
     """
 
     __slots__ = ("ctx", "_known")
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, module: ast.AST, ctx: Context) -> None:
         self.ctx = ctx
         self._known: dict[int, tuple[bool, bool]] = {}
 
@@ -77,3 +76,9 @@ class CollectionTime:
             if self.ctx.call_name(parent) == PARAMETRIZE:
                 return (True, True) if runs else (False, True)
         return state  # the same tuple: no new object per node
+
+
+def collection_time(ctx: Context) -> CollectionTime:
+    """The file's :class:`CollectionTime`, made once per file for every rule
+    that asks (kept by the context, as a per-function fact of the module)."""
+    return ctx.per_function(ctx.tree, CollectionTime)

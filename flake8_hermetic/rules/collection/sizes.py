@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import operator
+from collections.abc import Callable
 
 from flake8_hermetic.context import Context
 
@@ -52,56 +54,90 @@ def _sign(value: int) -> int:
     return -1 if value < 0 else 1
 
 
+def _fold_mult(left: int, right: int) -> int | None:
+    if left == 0 or right == 0:
+        return 0
+    if _saturated(left) or _saturated(right):
+        return SATURATED * _sign(left) * _sign(right)
+    return _clamp(left * right)
+
+
+def _fold_add(left: int, right: int) -> int | None:
+    if _saturated(left) and _saturated(right) and _sign(left) != _sign(right):
+        return None
+    if _saturated(left) or _saturated(right):
+        return SATURATED * _sign(left if _saturated(left) else right)
+    return _clamp(left + right)
+
+
+def _fold_sub(left: int, right: int) -> int | None:
+    return _fold_add(left, -right)
+
+
+def _fold_pow(left: int, right: int) -> int | None:
+    if right < 0:
+        return None  # a float
+    if left in (0, 1) or right == 0:
+        return 1 if right == 0 else left
+    if left == -1:
+        return 1 if right % 2 == 0 else -1
+    negative = left < 0 and right % 2 == 1
+    if _saturated(left) or _saturated(right) or right * (abs(left).bit_length() - 1) >= 64:
+        return -SATURATED if negative else SATURATED
+    return _clamp(left**right)
+
+
+def _fold_lshift(left: int, right: int) -> int | None:
+    if right < 0:
+        return None
+    if left == 0:
+        return 0
+    if _saturated(left) or right >= 64:
+        return SATURATED * _sign(left)
+    return _clamp(left << right)
+
+
+def _floor_div(left: int, right: int) -> int | None:
+    return None if right == 0 else left // right
+
+
+def _mod(left: int, right: int) -> int | None:
+    return None if right == 0 else left % right
+
+
+def _rshift(left: int, right: int) -> int | None:
+    return None if right < 0 else left >> right
+
+
+#: operators that fold saturated operands too (to a saturated result)
+SATURATING_OPERATORS: dict[type[ast.operator], Callable[[int, int], int | None]] = {
+    ast.Mult: _fold_mult,
+    ast.Add: _fold_add,
+    ast.Sub: _fold_sub,
+    ast.Pow: _fold_pow,
+    ast.LShift: _fold_lshift,
+}
+#: operators whose result only means something for exact operands
+EXACT_OPERATORS: dict[type[ast.operator], Callable[[int, int], int | None]] = {
+    ast.FloorDiv: _floor_div,
+    ast.Mod: _mod,
+    ast.RShift: _rshift,
+    ast.BitOr: operator.or_,
+    ast.BitAnd: operator.and_,
+    ast.BitXor: operator.xor,
+}
+
+
 def fold_int(left: int, op: ast.operator, right: int) -> int | None:
     """``left op right`` for ints that may stand for saturated values,
     without ever building a huge number."""
-    if isinstance(op, ast.Mult):
-        if left == 0 or right == 0:
-            return 0
-        if _saturated(left) or _saturated(right):
-            return SATURATED * _sign(left) * _sign(right)
-        return _clamp(left * right)
-    if isinstance(op, (ast.Add, ast.Sub)):
-        right = right if isinstance(op, ast.Add) else -right
-        if _saturated(left) and _saturated(right) and _sign(left) != _sign(right):
-            return None
-        if _saturated(left) or _saturated(right):
-            return SATURATED * _sign(left if _saturated(left) else right)
-        return _clamp(left + right)
-    if isinstance(op, ast.Pow):
-        if right < 0:
-            return None  # a float
-        if left in (0, 1) or right == 0:
-            return 1 if right == 0 else left
-        if left == -1:
-            return 1 if right % 2 == 0 else -1
-        negative = left < 0 and right % 2 == 1
-        if _saturated(left) or _saturated(right) or right * (abs(left).bit_length() - 1) >= 64:
-            return -SATURATED if negative else SATURATED
-        return _clamp(left**right)
-    if isinstance(op, ast.LShift):
-        if right < 0:
-            return None
-        if left == 0:
-            return 0
-        if _saturated(left) or right >= 64:
-            return SATURATED * _sign(left)
-        return _clamp(left << right)
-    if _saturated(left) or _saturated(right):
+    saturating = SATURATING_OPERATORS.get(type(op))
+    if saturating is not None:
+        return saturating(left, right)
+    exact = EXACT_OPERATORS.get(type(op))
+    if exact is None or _saturated(left) or _saturated(right):
         return None
-    if isinstance(op, (ast.FloorDiv, ast.Mod)):
-        if right == 0:
-            return None
-        return left // right if isinstance(op, ast.FloorDiv) else left % right
-    if isinstance(op, ast.RShift):
-        return None if right < 0 else left >> right
-    if isinstance(op, ast.BitOr):
-        return left | right
-    if isinstance(op, ast.BitAnd):
-        return left & right
-    if isinstance(op, ast.BitXor):
-        return left ^ right
-    return None
+    return exact(left, right)
 
 
 def _range_length(values: list[int]) -> int | None:
@@ -262,21 +298,28 @@ class SizeFolder:
             count = self.fold_int(node.args[0], depth)
             return None if count is None else Built("bytes", max(0, count), max(0, count))
         if name in ("bytes", "bytearray") and node.args:
-            source = node.args[0]
-            value = self.fold(source, depth)
-            if isinstance(value, int) and len(node.args) == 1:
-                return Built("bytes", max(0, value), max(0, value))
-            count = self._items(source, depth) if not isinstance(value, int) else None
-            return None if count is None else Built("bytes", count, count)
+            return self._fold_bytes(node.args, depth)
         if name in ("list", "tuple") and len(node.args) == 1:
-            source = node.args[0]
-            count = self._items(source, depth)
-            if count is None:
-                return None
-            is_range = isinstance(source, ast.Call) and self.ctx.call_name(source) == "range"
-            per_item = POINTER + (INT_OBJECT if is_range else 0)
-            return Built("list", count, _clamp(per_item * count))
+            return self._fold_sequence(node.args[0], depth)
         return None
+
+    def _fold_bytes(self, args: list[ast.expr], depth: int) -> Built | None:
+        """``bytes(N)`` (N zero bytes) or ``bytes(iterable)`` (one per item)."""
+        source = args[0]
+        value = self.fold(source, depth)
+        if isinstance(value, int) and len(args) == 1:
+            return Built("bytes", max(0, value), max(0, value))
+        count = self._items(source, depth) if not isinstance(value, int) else None
+        return None if count is None else Built("bytes", count, count)
+
+    def _fold_sequence(self, source: ast.expr, depth: int) -> Built | None:
+        """``list(iterable)``: a slot per item, and an int object per item of a range."""
+        count = self._items(source, depth)
+        if count is None:
+            return None
+        is_range = isinstance(source, ast.Call) and self.ctx.call_name(source) == "range"
+        per_item = POINTER + (INT_OBJECT if is_range else 0)
+        return Built("list", count, _clamp(per_item * count))
 
 
 def human_size(size: int) -> str:

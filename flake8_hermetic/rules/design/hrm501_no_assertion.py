@@ -378,45 +378,48 @@ class NoAssertionRule(Rule):
             return iter(())
         func = node.func
         last = last_name(node)
-        name = self.ctx.call_name(node)
-        if ASSERTING_WORDS.search(last) or NO_RAISE_HELPER.search(last) or name in ASSERTING_CALLS:
+        if self._fails_by_itself(node, last):
             self._mark_asserting()
             return iter(())
-        no_raise_helper = ("no" in last.lower() or "doesnt" in last.lower()) and says_no_raise(name_words(last))
-        raising = last in RAISING_HELPERS or RAISING_PREFIX.match(last) is not None
-        if raising or _raising_keyword(node) or no_raise_helper:
-            self._mark_asserting()  # result.stdout.fnmatch_lines([...]), self.do_test_no_exception()
-            return iter(())
-        if name in WARNING_FILTERS and _turns_into_errors(node):
-            self._mark_asserting()  # any warning now fails the test
-            return iter(())
-        if last in CODE_RUNNERS and node.args and "assert" in _code_text(node.args[0]):
-            self._mark_asserting()  # the test's code is in the string: interp.run(dedent("assert ..."))
-            return iter(())
         if runs_a_test(last):
-            receiver = func.value if isinstance(func, ast.Attribute) else None
-            if receiver is not None and not (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES):
-                if not _is_super_call(receiver):
-                    self._mark_asserting()  # _testcapi.test_buildvalue_N(): a test of another module
-                    return iter(())
+            if _runs_another_modules_test(func):
+                self._mark_asserting()  # _testcapi.test_buildvalue_N(): a test of another module
+                return iter(())
             for facts in self._enclosing_facts():
                 facts.add_test_helper(last)
-        for argument in (*node.args, *(k.value for k in node.keywords)):
-            # an assertion method handed over as a callback: d.addCallback(self.assertEqual, 1)
-            if _names_assertion(argument):
-                self._mark_asserting()
-                return iter(())
+        # an assertion method handed over as a callback: d.addCallback(self.assertEqual, 1)
+        if any(_names_assertion(argument) for argument in (*node.args, *(k.value for k in node.keywords))):
+            self._mark_asserting()
+            return iter(())
         if isinstance(func, ast.Attribute):
-            receiver = func.value
-            if isinstance(receiver, ast.Name) and receiver.id in TESTCASE_NAMES and last.startswith("fail"):
-                self._mark_asserting()
-            elif _is_super_call(receiver) and last.startswith("test"):
-                self._mark_asserting()  # the inherited test holds the assertion
-            elif (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES) or _is_super_call(receiver):
-                self._record_callee(last)
+            self._judge_method_call(func.value, last)
         elif isinstance(func, ast.Name) and not self.ctx.resolver.is_bound(func.id):
             self._record_callee(func.id)
         return iter(())
+
+    def _fails_by_itself(self, node: ast.Call, last: str) -> bool:
+        """The call can fail the test whatever it is given: an assertion
+        helper by its name, ``pytest.raises``, a raising checker
+        (``result.stdout.fnmatch_lines([...])``, ``check=True``), a helper
+        named "no exception", warnings turned into errors, or a string of
+        code with an ``assert`` run in this process."""
+        name = self.ctx.call_name(node)
+        if _names_a_check(last) or name in ASSERTING_CALLS or _raising_keyword(node):
+            return True
+        if name in WARNING_FILTERS and _turns_into_errors(node):
+            return True  # any warning now fails the test
+        # the test's code is in the string: interp.run(dedent("assert ..."))
+        return last in CODE_RUNNERS and bool(node.args) and "assert" in _code_text(node.args[0])
+
+    def _judge_method_call(self, receiver: ast.expr, last: str) -> None:
+        """``self.fail*()``, ``super().test_x()`` (the inherited test holds
+        the assertion), or a call of a method the file may define."""
+        if isinstance(receiver, ast.Name) and receiver.id in TESTCASE_NAMES and last.startswith("fail"):
+            self._mark_asserting()
+        elif _is_super_call(receiver) and last.startswith("test"):
+            self._mark_asserting()
+        elif (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES) or _is_super_call(receiver):
+            self._record_callee(last)
 
     def _record_callee(self, name: str) -> None:
         for facts in self._enclosing_facts():
@@ -424,32 +427,32 @@ class NoAssertionRule(Rule):
 
     # -- the verdict -----------------------------------------------------------
     def finish(self) -> Iterator[Violation]:
+        self._spread_assertions()
+        methods = {(id(facts.owner), facts.name): facts for facts in self.facts.values() if facts.owner}
+        for facts, node, where in self.tests:
+            if facts.asserts or _client_half_asserts(facts, methods):
+                continue
+            if not self._exempt_by_body(node) and not self._states_its_claim(node):
+                yield dataclasses.replace(self.report(node, name=node.name), where=where)
+
+    def _spread_assertions(self) -> None:
+        """A function asserts when a helper of the file it calls asserts, a
+        class when one of its methods does, and a function that calls a test
+        helper of another module (``self._test_encoding()``,
+        ``enum._test_simple_enum()``) asserts through it."""
         callers: dict[str, list[AssertionFacts]] = {}
         for facts in self.facts.values():
             for callee in facts.callees or ():
                 callers.setdefault(callee, []).append(facts)
-        for facts in self.facts.values():
-            # a test helper of another module (``self._test_encoding()``, ``enum._test_simple_enum()``)
             if any(name not in self.defined for name in facts.test_helpers or ()):
                 facts.asserts = True
         pending = [facts for facts in self.facts.values() if facts.asserts]
         while pending:
             helper = pending.pop()
-            related = [*callers.get(helper.name, ()), *([helper.owner] if helper.owner else [])]
-            for caller in related:
+            for caller in (*callers.get(helper.name, ()), *([helper.owner] if helper.owner else [])):
                 if not caller.asserts:
                     caller.asserts = True
                     pending.append(caller)
-        methods = {(id(facts.owner), facts.name): facts for facts in self.facts.values() if facts.owner}
-        for facts, node, where in self.tests:
-            if facts.asserts:
-                continue
-            # socket tests: testFoo() is the server half, _testFoo() the client half run in a thread
-            partner = methods.get((id(facts.owner), f"_{facts.name}")) if facts.owner else None
-            if partner is not None and partner.asserts:
-                continue
-            if not self._exempt_by_body(node) and not self._states_its_claim(node):
-                yield dataclasses.replace(self.report(node, name=node.name), where=where)
 
     def _states_its_claim(self, node: FunctionNode) -> bool:
         """The docstring, the string statements and the comments of the test
@@ -462,6 +465,35 @@ class NoAssertionRule(Rule):
         texts.append(comments_above(self.ctx.lines, first))
         texts.append(comment_text(self.ctx.lines, node.lineno, node.end_lineno or node.lineno))
         return states_no_raise(" ".join(texts))
+
+
+def _client_half_asserts(facts: AssertionFacts, methods: dict[tuple[int, str], AssertionFacts]) -> bool:
+    """Socket tests: ``testFoo()`` is the server half, ``_testFoo()`` of the
+    same class the client half, run in a thread, that holds the assertions."""
+    partner = methods.get((id(facts.owner), f"_{facts.name}")) if facts.owner else None
+    return partner is not None and partner.asserts
+
+
+def _names_a_check(last: str) -> bool:
+    """A callee named as a check (``assert``, ``check``, ``verify``,
+    ``expect``, ``not_raises``), as a raising matcher or validator
+    (``fnmatch_lines``, ``validate_*``), or as a helper saying "no
+    exception" (``do_test_no_exception``)."""
+    if ASSERTING_WORDS.search(last) or NO_RAISE_HELPER.search(last):
+        return True
+    if last in RAISING_HELPERS or RAISING_PREFIX.match(last) is not None:
+        return True
+    lowered = last.lower()
+    return ("no" in lowered or "doesnt" in lowered) and says_no_raise(name_words(last))
+
+
+def _runs_another_modules_test(func: ast.expr) -> bool:
+    """``_testcapi.test_x()``: a test helper called on something other than
+    ``self``/``cls`` or ``super()`` runs another module's test."""
+    if not isinstance(func, ast.Attribute):
+        return False
+    receiver = func.value
+    return not (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES) and not _is_super_call(receiver)
 
 
 def _turns_into_errors(call: ast.Call) -> bool:

@@ -6,16 +6,50 @@ import ast
 import dataclasses
 from collections.abc import Iterator
 
+from flake8_hermetic.facts.mocks import PATCH_MODULES
 from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 
 
-MOCK_MODULES = ("unittest.mock", "mock")
 MOCK_CLASSES = frozenset({"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "NonCallableMagicMock"})
 PATCH_OPTIONS = frozenset({"spec", "spec_set", "create", "autospec", "new_callable"})
 # (name suffix, position of ``new``); patch.multiple takes its replacements as keywords
 PATCHERS = ((".patch", 1), (".patch.object", 2), (".patch.multiple", None))
+NOT_A_PATCHER = -1
+
+
+def _new_position(name: str) -> int | None:
+    """Where a patcher named ``name`` takes ``new`` (None: as keywords, for
+    ``patch.multiple``), or ``NOT_A_PATCHER``."""
+    for suffix, position in PATCHERS:
+        head = name[: -len(suffix)]
+        if name.endswith(suffix) and (head in PATCH_MODULES or head.endswith("mocker")):
+            return position
+    return NOT_A_PATCHER
+
+
+def _patched_in(node: ast.Call, position: int | None) -> list[ast.expr]:
+    """``new`` (at ``position`` or by keyword), ``return_value=``, and the
+    keyword replacements of ``patch.multiple``."""
+    values = [node.args[position]] if position is not None and len(node.args) > position else []
+    for keyword in node.keywords:
+        if keyword.arg in ("new", "return_value"):
+            values.append(keyword.value)
+        elif position is None and keyword.arg is not None and keyword.arg not in PATCH_OPTIONS:
+            values.append(keyword.value)
+    return values
+
+
+def _set_as_attribute(node: ast.Call) -> list[ast.expr]:
+    """The value of ``monkeypatch.setattr(target, name, value)`` or ``setattr("a.b", value)``."""
+    values = [k.value for k in node.keywords if k.arg == "value"]
+    string_target = bool(node.args) and isinstance(node.args[0], (ast.Constant, ast.JoinedStr))
+    if string_target and len(node.args) == 2:
+        values.append(node.args[1])
+    elif len(node.args) >= 3:
+        values.append(node.args[2])
+    return values
 
 
 def _is_monkeypatch(node: ast.AST) -> bool:
@@ -69,7 +103,7 @@ class BareMockReplacementRule(Rule):
 
     code = "HRM505"
     message = "bare {name}() accepts any attribute or call, so the test passes against a wrong interface; use create_autospec() or {name}(spec=...)"
-    calls = frozenset(f"{owner}{suffix}" for owner in (*MOCK_MODULES, "*mocker") for suffix, _ in PATCHERS)
+    calls = frozenset(f"{owner}{suffix}" for owner in (*PATCH_MODULES, "*mocker") for suffix, _ in PATCHERS)
     methods = frozenset({"setattr"})
     default_on = False
 
@@ -80,26 +114,13 @@ class BareMockReplacementRule(Rule):
                 yield dataclasses.replace(self.report(value, name=name), where=self.ctx.where_of(node))
 
     def _replacements(self, node: ast.Call) -> list[ast.expr]:
+        """The values ``node`` patches in, if it is a patch call."""
+        position = _new_position(self.ctx.call_name(node) or "")
+        if position is not NOT_A_PATCHER:
+            return _patched_in(node, position)
         func = node.func
-        name = self.ctx.call_name(node) or ""
-        for suffix, position in PATCHERS:
-            head = name[: -len(suffix)]
-            if name.endswith(suffix) and (head in MOCK_MODULES or head.endswith("mocker")):
-                values = [node.args[position]] if position is not None and len(node.args) > position else []
-                for keyword in node.keywords:
-                    if keyword.arg in ("new", "return_value"):
-                        values.append(keyword.value)
-                    elif position is None and keyword.arg is not None and keyword.arg not in PATCH_OPTIONS:
-                        values.append(keyword.value)
-                return values
         if isinstance(func, ast.Attribute) and func.attr == "setattr" and _is_monkeypatch(func.value):
-            values = [k.value for k in node.keywords if k.arg == "value"]
-            string_target = bool(node.args) and isinstance(node.args[0], (ast.Constant, ast.JoinedStr))
-            if string_target and len(node.args) == 2:
-                values.append(node.args[1])
-            elif len(node.args) >= 3:
-                values.append(node.args[2])
-            return values
+            return _set_as_attribute(node)
         return []
 
     def _bare_mock(self, node: ast.expr) -> str | None:
@@ -107,7 +128,7 @@ class BareMockReplacementRule(Rule):
             return None
         name = self.ctx.call_name(node) or ""
         module, _, cls = name.rpartition(".")
-        is_mock = cls in MOCK_CLASSES and (module in MOCK_MODULES or module.endswith("mocker"))
+        is_mock = cls in MOCK_CLASSES and (module in PATCH_MODULES or module.endswith("mocker"))
         if not is_mock or any(k.arg in ("spec", "spec_set") or k.arg is None for k in node.keywords):
             return None
         return cls
