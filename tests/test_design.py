@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.catalog import all_rules
-from flake8_hermetic.rules.design import declares_no_raise, in_test_tree, runs_a_test, states_no_raise
+from flake8_hermetic.rules.design.claims import declares_no_raise, runs_a_test, states_no_raise
+from flake8_hermetic.rules.design.hrm504_private_import import in_test_tree
 from flake8_hermetic.settings import Settings
 from tests.helpers import codes_by_line, flake8, parses, write_tree
 

@@ -1,0 +1,150 @@
+"""HRM402: the operator's home, or host state the project names, read at import time."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from flake8_hermetic.context import Context
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.rules.collection.import_time import collection_time
+from flake8_hermetic.violation import Violation
+
+if TYPE_CHECKING:
+    from flake8_hermetic.settings import Settings
+
+
+HOME_READERS = frozenset(
+    {
+        "os.path.expanduser",
+        "posixpath.expanduser",
+        "ntpath.expanduser",
+        "pathlib.Path.home",
+        "pathlib.PosixPath.home",
+        "pathlib.WindowsPath.home",
+        "pathlib.Path().expanduser",
+        "pathlib.PosixPath().expanduser",
+        "pathlib.WindowsPath().expanduser",
+    }
+)
+HOME_VARIABLES = frozenset({"HOME", "USERPROFILE"})
+ENV_GETTERS = frozenset({"os.getenv", "os.environ.get", "os.environb.get", "os.getenvb"})
+SKIP_MARKS = frozenset({"pytest.mark.skipif", "pytest.mark.skip", "pytest.mark.xfail"})
+
+
+def _names_home_variable(node: ast.AST | None) -> bool:
+    if isinstance(node, ast.Constant):
+        value = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+        return value in HOME_VARIABLES
+    return False
+
+
+class ImportTimeHostProbeRule(Rule):
+    """
+    Flags a read of the operator's home, or of host state the project names, at import time.
+
+    Module-level statements, class bodies, decorator arguments (a
+    `skipif` condition included, in its string form too) and default values
+    run when pytest imports the module. There the rule reports
+    `Path.home()`, `os.path.expanduser()`, `Path(...).expanduser()`,
+    `os.environ["HOME"]`, `os.getenv("HOME")` / `os.environ.get("HOME")`
+    (also `USERPROFILE`), and calls of the functions listed in
+    `--hermetic-host-readers`, all resolved through the file's imports.
+
+    ## Why is this bad?
+    Import happens during collection, before any fixture has run, so
+    nothing the suite does to isolate the host (an autouse fixture that
+    pins `HOME`, a patched config loader) is in force yet. A module-level
+    probe or a `skipif` condition reads the real operator's home and
+    configuration: the test is skipped or configured differently on every
+    developer's machine, and a probe that writes (creating a default
+    config on first read) changes the operator's files.
+
+    ## Example
+    ```python
+    CONFIG = Path.home() / ".myapp" / "config.toml"
+
+    @pytest.mark.skipif(not os.path.exists(os.path.expanduser("~/.ssh")), reason="no ssh")
+    def test_deploy():
+        ...
+    ```
+
+    ## Use instead
+    ```python
+    @pytest.fixture
+    def config_path(tmp_path, monkeypatch):
+        monkeypatch.setenv("HOME", str(tmp_path))
+        return Path.home() / ".myapp" / "config.toml"
+
+    @pytest.fixture
+    def ssh_dir(tmp_path):
+        if not shutil.which("ssh"):
+            pytest.skip("no ssh client")
+        return tmp_path / ".ssh"
+    ```
+
+    ## Options
+    `--hermetic-host-readers`: dotted names of the project's own functions
+    that read host state (`myapp.config.load`), matched against the
+    resolved name of each call.
+
+    ## Known problems
+    Only direct calls are seen: a module-level call of a local helper that
+    reads the home inside is not followed.
+    """
+
+    code = "HRM402"
+    message = "{name} reads the host at import time, before any fixture can pin it; probe inside a fixture"
+    calls = HOME_READERS | ENV_GETTERS | SKIP_MARKS
+
+    @classmethod
+    def wanted_calls(cls, settings: Settings) -> frozenset[str] | None:
+        return (cls.calls or frozenset()) | settings.host_readers  # the project's own probes too
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.timing = collection_time(ctx)
+        self.readers = HOME_READERS | ctx.settings.host_readers
+
+    def _reads_host(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Call):
+            name = self.ctx.call_name(node)
+            if name in self.readers:
+                return f"{name}()"
+            if name in ENV_GETTERS and node.args and _names_home_variable(node.args[0]):
+                return f"{name}({node.args[0].value!r})"  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            if self.ctx.resolve(node.value) in ("os.environ", "os.environb") and _names_home_variable(node.slice):
+                return f"os.environ[{node.slice.value!r}]"  # type: ignore[attr-defined]
+        return None
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        name = self._reads_host(node)
+        if name is None:
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                yield from self._string_condition(node)
+            return
+        if self.timing.import_time(node):
+            yield dataclasses.replace(self.report(node, name=name), where=self.ctx.where_of(node))
+
+    def visit_Subscript(self, node: ast.Subscript) -> Iterator[Violation]:
+        name = self._reads_host(node)
+        if name is not None and self.timing.import_time(node):
+            yield dataclasses.replace(self.report(node, name=name), where=self.ctx.where_of(node))
+
+    def _string_condition(self, node: ast.Call) -> Iterator[Violation]:
+        """``skipif("os.path.expanduser('~') ...")``: pytest evaluates the string at collection."""
+        if self.ctx.call_name(node) not in SKIP_MARKS or not self.timing.import_time(node):
+            return
+        condition = node.args[0]
+        try:
+            parsed = ast.parse(condition.value, mode="eval")  # type: ignore[attr-defined]
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return
+        for inner in ast.walk(parsed):
+            name = self._reads_host(inner)
+            if name is not None:
+                yield dataclasses.replace(self.report(condition, name=name), where=self.ctx.where_of(node))
+                return

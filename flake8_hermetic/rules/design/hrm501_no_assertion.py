@@ -1,0 +1,506 @@
+"""HRM501: a test that asserts nothing."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import re
+from collections.abc import Iterator
+
+from flake8_hermetic.context import Context
+from flake8_hermetic.facts.names import last_name
+from flake8_hermetic.nodes import FunctionNode
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.rules.design.claims import (
+    NO_RAISE_HELPER,
+    comment_text,
+    comments_above,
+    declares_no_raise,
+    name_words,
+    runs_a_test,
+    says_no_raise,
+    states_no_raise,
+)
+from flake8_hermetic.rules.design.control_flow import TRY_TYPES
+from flake8_hermetic.rules.design.skips import SKIP_EXCEPTIONS, skips
+from flake8_hermetic.violation import Violation
+
+
+ASSERTING_CALLS = frozenset({"pytest.raises", "pytest.warns", "pytest.deprecated_call", "pytest.fail"})
+ASSERTING_WORDS = re.compile(r"assert|check|verify|expect", re.IGNORECASE)
+
+
+# decorators after which the body's outcome is judged by the decorator, or never runs
+ALWAYS_SKIPPED = frozenset({"pytest.mark.skip", "unittest.skip"})
+EXPECTS_FAILURE = frozenset({"unittest.expectedFailure", "unittest.case.expectedFailure"})
+PROPERTY_TESTS = frozenset({"hypothesis.given"})
+WARNING_FILTERS = frozenset({"warnings.simplefilter", "warnings.filterwarnings"})
+SELF_NAMES = frozenset({"self", "cls"})
+# names a TestCase is passed around under, for ``test.fail(...)`` in a module-level helper
+TESTCASE_NAMES = SELF_NAMES | {"test", "testcase", "test_case", "tc", "case"}
+
+
+# run a string of code in this process (an interpreter, a subinterpreter): its failed assert fails the test
+CODE_RUNNERS = frozenset({"exec", "eval", "run", "run_string", "run_code", "_run_output"})
+# pytest's LineMatcher (``result.stdout.fnmatch_lines([...])``): each one fails the test on a mismatch
+RAISING_HELPERS = frozenset(
+    {"fnmatch_lines", "fnmatch_lines_random", "no_fnmatch_line", "re_match_lines", "re_match_lines_random", "no_re_match_line"}
+)
+# validate(), validate_rule(), _validate_marker_names(): raise on an invalid input (is_valid() returns a bool)
+RAISING_PREFIX = re.compile(r"_?validate(?:_|$)")
+
+
+@dataclasses.dataclass(slots=True)
+class AssertionFacts:
+    """What the walk saw inside one function (its nested defs included).
+
+    One per def and class of the file: slotted, and the sets made on first
+    use, so a file of many small tests costs the garbage collector little."""
+
+    name: str
+    asserts: bool = False
+    #: functions and classes of this file it calls, by name
+    callees: set[str] | None = None
+    #: called names that contain "test": helpers that run a test, asserting inside
+    test_helpers: set[str] | None = None
+    #: for a method, its class: a class asserts when one of its methods does
+    owner: AssertionFacts | None = None
+
+    def add_callee(self, name: str) -> None:
+        if self.callees is None:
+            self.callees = set()
+        self.callees.add(name)
+
+    def add_test_helper(self, name: str) -> None:
+        if self.test_helpers is None:
+            self.test_helpers = set()
+        self.test_helpers.add(name)
+
+
+def _code_text(node: ast.expr) -> str:
+    """The text of a string argument, also through ``dedent("...")``."""
+    if isinstance(node, ast.Call) and last_name(node) == "dedent" and node.args:
+        node = node.args[0]
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+
+def _raising_keyword(call: ast.Call) -> bool:
+    """``check=True`` (``subprocess.run``) or ``exitcode=`` (``support.wait_process``): the call fails the test."""
+    for keyword in call.keywords:
+        if keyword.arg == "exitcode":
+            return True
+        if keyword.arg == "check" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+            return True
+    return False
+
+
+def _names_assertion(node: ast.AST) -> bool:
+    """``self.assertEqual`` as a value (a default, a callback, a short name
+    for it), not the result of a call."""
+    return not isinstance(node, ast.Call) and "assert" in last_name(node).lower()
+
+
+def _is_docstring_or_pass(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Pass):
+        return True
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+def _only_passes(body: list[ast.stmt]) -> bool:
+    return all(isinstance(stmt, (ast.Pass, ast.Continue)) for stmt in body)
+
+
+class NoAssertionRule(Rule):
+    """
+    Flags a test that asserts nothing.
+
+    A `test*` function or method is reported when nothing in its body (its
+    nested functions included) can fail it on purpose: no `assert`, no
+    `pytest.raises/warns/deprecated_call/fail`, no `self.assert*` or
+    `self.fail*`, no mock `.assert_*()` call, no `raise AssertionError` (or
+    `raise TestFailed`), no `warnings.simplefilter("error")` (every warning
+    becomes a failure), no call of a function whose name contains `assert`,
+    `check`, `verify` or `expect`, and no assertion method handed over as a
+    callback (`d.addCallback(self.assertEqual, 1)`). A call of a helper
+    defined in the same file counts when that helper asserts (followed
+    through helpers calling helpers, through a class whose methods assert,
+    and through a decorator of the file that wraps the test), and so does
+    `super().test_x()`.
+
+    Checks made another way count too:
+
+    - a helper that raises on a mismatch: pytest's `LineMatcher`
+      (`result.stdout.fnmatch_lines([...])`, `fnmatch_lines_random`,
+      `no_fnmatch_line`, `re_match_lines`, `re_match_lines_random`,
+      `no_re_match_line`) and `validate()` / `validate_*()` (jsonschema's
+      validators, and most libraries' validate functions, raise on an
+      invalid input; `is_valid()` returns a bool and does not count);
+    - a call that is told to fail on a bad exit: `check=True`
+      (`subprocess.run`), `exitcode=` (`support.wait_process(pid,
+      exitcode=0)`);
+    - a test of another module run from this one (`_testcapi.test_x()`),
+      a helper whose name says "no exception" (`self.do_test_no_exception()`);
+    - a check spelled out with `raise`: a raise under an `if` (`if code !=
+      3: raise Exception(...)`, a bare re-raise after looking at `errno`),
+      in the `else` of a `try`, or in a `try` whose handlers only `pass` (the
+      test fails when the handler misses it); in the test or a helper of the
+      file, not in a function nested in another (a fake that raises is the
+      workload), and not a skip;
+    - the CPython socket tests' client half: `testFoo()` runs the server,
+      `_testFoo()` of the same class runs in a thread and holds the
+      assertions.
+
+    Not reported: a test that always skips (an unconditional
+    `pytest.skip()`, `pytest.xfail()`, `self.skipTest()`, `raise
+    unittest.SkipTest`, or an unconditional skip decorator), one that only
+    raises `NotImplementedError` (an abstract test), an empty body (`pass`
+    or a docstring: a base-class test switched off in a subclass),
+    `@unittest.expectedFailure` tests, and hypothesis `@given` tests. A
+    module-level `test*` function is judged only in a module a runner
+    collects functions from (`test*.py`, `*_test.py`): in `lock_tests.py`
+    or `audit-tests.py` it is a helper or a script run by another test, and
+    neither is a module-level `def testfunction(self, ...)` (a method body
+    attached to a class later).
+
+    A test whose claim is "this does not crash or raise" is not reported
+    when it says so. In its name: `crash`, `segfault`, `hang`, `smoke`,
+    `succeeds`, `success`, `works`, `ok`, `accepts`, `accepted`, `can`,
+    `picklable`, `hashable`, `importable`, or `not raise`, `no error`, `no
+    exception`, in snake or camel case (`test_no_crash_on_empty`,
+    `testSpawnDoesntHang`, `test_overload_succeeds`). In its docstring, its
+    comments or the comment block right above it: words for a crash
+    (crash, segfault, hang, deadlock, "blows up", "buffer overflow",
+    "assertion failure"), for a bug that raised ("used to raise", "this
+    raised on 3.10", "resulted in SystemError", "would fail without", "was
+    failing", "broke"), for a leak the refleak hunter catches ("leaked
+    memory"), or for the claim itself ("shouldn't crash", "without error",
+    "should work", "should succeed", "is allowed", "are accepted", "nothing
+    happens"). A regression test named after the report it closes
+    (`test_bpo31113`, `test_gh_12345`, `test_issue_4567`, `test_regression`)
+    or that cites it (`# Issue #24581`, `bpo-45773`, `gh-99999`) claims the
+    same: the bug it reproduces made the code fail. Words that only
+    describe a value ("returns 3", "should return the rows") do not count:
+    such a test stays reported.
+
+    ## Why is this bad?
+    A test without an assertion passes whenever its code does not raise.
+    It counts towards coverage and shows green, but it would still pass if
+    the function returned the wrong answer, wrote to the wrong place or
+    did nothing at all. Such a test usually lost its assertion in a
+    refactor, or was written to exercise code, not to check it.
+
+    ## Example
+    ```python
+    def test_export(tmp_path):
+        export(tmp_path / "out.csv")
+    ```
+
+    ## Use instead
+    ```python
+    def test_export(tmp_path):
+        export(tmp_path / "out.csv")
+        assert (tmp_path / "out.csv").read_text().startswith("id,name")
+    ```
+
+    ## Options
+    None.
+
+    ## Known problems
+    A smoke test that states no claim (`self.cx.commit()` and nothing
+    else) is reported: state the claim in its name, docstring or a comment,
+    or assert something about the outcome. The words are matched, not
+    understood: a comment that mentions a crash it does not test silences
+    the rule for that test.
+
+    A helper imported from another module cannot be read: it counts when
+    its name says it checks (`assert`, `check`, `verify`, `expect`), raises
+    (the list above) or runs a test (`self._test_roundtrip()`,
+    `support.run_unittest()`), and not otherwise, so a fixture's
+    `venv.run([...])` that fails on a non-zero exit is not recognised. Code
+    with assertions handed to an in-process runner as a string
+    (`_run_output(interp, "assert x")`) is not recognised either, except
+    for `exec`/`eval`.
+    """
+
+    code = "HRM501"
+    message = "test {name}() asserts nothing, so it passes whatever the code does; assert something about the outcome"
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.facts: dict[int, AssertionFacts] = {}
+        self.defined: set[str] = set()  # names of the functions and classes of this file
+        self.tests: list[tuple[AssertionFacts, FunctionNode, str]] = []
+        #: innermost scope (id) -> the facts of the functions around it, outermost first
+        self._chains: dict[int, tuple[AssertionFacts, ...]] = {}
+        basename = os.path.basename(ctx.path)
+        self.judged = basename != "conftest.py"
+        # a module-level test* function is collected from test*.py / *_test.py only (pytest's and
+        # unittest's defaults): in lock_tests.py or audit-tests.py it is a helper or a script
+        self.collects_functions = basename.startswith("test") or basename.endswith("_test.py")
+
+    # -- the defs ------------------------------------------------------------
+    def visit_FunctionDef(self, node: FunctionNode) -> Iterator[Violation]:
+        defaults = (*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None))
+        if any(_names_assertion(default) for default in defaults):
+            self._mark_asserting()  # def check(v, test_fn=self.assertEqual) inside a test
+        enclosing = self.ctx.scope
+        owner = self.facts.get(id(enclosing.node)) if enclosing.kind == "class" else None
+        facts = AssertionFacts(node.name, owner=owner)
+        self.facts[id(node)] = facts
+        self.defined.add(node.name)
+        scope = self.ctx.scope_of(node)
+        # a test def inside a function is never collected
+        collected = scope.is_test and all(s.kind != "function" for s in self.ctx.scopes)
+        if self.ctx.scope.kind == "module":
+            # ``def testfunction(self, ...)`` at module level is a method body waiting for its class
+            takes_self = bool(node.args.args) and node.args.args[0].arg == "self"
+            collected = collected and self.collects_functions and not takes_self
+        if self.judged and collected and not self._exempt(node):
+            for decorator in node.decorator_list:
+                # a decorator of this file may wrap the body in the real check (``@jump_test(1, 3, [3])``)
+                wrapper = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if isinstance(wrapper, ast.Name) and not self.ctx.resolver.is_bound(wrapper.id):
+                    facts.add_callee(wrapper.id)
+            self.tests.append((facts, node, self.ctx.where_of(node)))
+        return iter(())
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
+        facts = AssertionFacts(node.name)
+        self.facts[id(node)] = facts
+        self.defined.add(node.name)
+        return iter(())
+
+    def _exempt(self, node: FunctionNode) -> bool:
+        """A decorator skips the test, expects it to fail or makes it a
+        property test (read where the decorators are evaluated)."""
+        for decorator in node.decorator_list:
+            name = self.ctx.resolve(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
+            if name in ALWAYS_SKIPPED or name in EXPECTS_FAILURE or name in PROPERTY_TESTS:
+                return True
+        return False
+
+    def _exempt_by_body(self, node: FunctionNode) -> bool:
+        """The name says "does not raise", or the body is empty or always
+        skips. Asked after the walk, and only of a test that asserts
+        nothing: most tests never need it."""
+        if declares_no_raise(node.name):
+            return True
+        if all(_is_docstring_or_pass(stmt) for stmt in node.body):
+            return True
+        return any(self._always_skips(stmt) for stmt in node.body)
+
+    def _always_skips(self, stmt: ast.stmt) -> bool:
+        """An unconditional skip, or ``raise NotImplementedError``, at the top of the body."""
+        if skips(self.ctx, stmt):
+            return True
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            return self.ctx.resolve(exc) == "NotImplementedError"
+        return False
+
+    # -- what the bodies do ----------------------------------------------------
+    def _enclosing_facts(self) -> tuple[AssertionFacts, ...]:
+        """The facts of the functions the walk is in (the same for every node
+        of one scope: kept per innermost scope)."""
+        key = id(self.ctx.scope.node)
+        chain = self._chains.get(key)
+        if chain is None:
+            chain = self._chains[key] = tuple(
+                facts for scope in self.ctx.scopes if scope.kind == "function"
+                for facts in [self.facts.get(id(scope.node))] if facts is not None
+            )
+        return chain
+
+    def _mark_asserting(self) -> None:
+        for facts in self._enclosing_facts():
+            facts.asserts = True
+
+    def visit_Assert(self, node: ast.Assert) -> Iterator[Violation]:
+        self._mark_asserting()
+        return iter(())
+
+    def visit_Raise(self, node: ast.Raise) -> Iterator[Violation]:
+        exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if exc is None:
+            # except OSError as error: if error.errno != errno.EBADF: raise
+            if self._checks_by_raising(node, None):
+                self._mark_asserting()
+            return iter(())
+        name = last_name(node.exc)
+        if name in ("AssertionError", "failureException") or name.endswith(("Failed", "Failure")):
+            self._mark_asserting()  # raise AssertionError, raise support.TestFailed(...)
+        elif self._checks_by_raising(node, exc):
+            self._mark_asserting()
+        return iter(())
+
+    def _checks_by_raising(self, node: ast.Raise, exc: ast.expr | None) -> bool:
+        """``if code != 3: raise Exception(...)`` in a test or a helper of the
+        file: a check spelled out. A raise in a function nested inside another
+        is left out (a fake that raises is the workload), and so are skips."""
+        functions = [scope for scope in self.ctx.scopes if scope.kind == "function"]
+        if len(functions) != 1:
+            return False
+        resolved = (self.ctx.resolve(exc) or last_name(node.exc)) if exc is not None else ""
+        if resolved in SKIP_EXCEPTIONS or resolved == "NotImplementedError" or "Skip" in resolved:
+            return False
+        for ancestor, child in self.ctx.ancestors_in_function(node):
+            if isinstance(ancestor, ast.If):
+                return True
+            if not isinstance(ancestor, TRY_TYPES):
+                continue
+            attempt: ast.Try = ancestor  # type: ignore[assignment]  # ast.TryStar (3.11+) has the same fields
+            if any(child is stmt for stmt in attempt.orelse):
+                return True  # try: f() / except X: pass / else: raise
+            if any(child is stmt for stmt in attempt.body):
+                # try: raise x() / except all_errors: pass -- fails when the handler misses it
+                return bool(attempt.handlers) and all(_only_passes(h.body) for h in attempt.handlers)
+        return False
+
+    def visit_Assign(self, node: ast.Assign) -> Iterator[Violation]:
+        # an assertion method bound to a short name: eq = self.assertEqual
+        values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+        if any(_names_assertion(value) for value in values):
+            self._mark_asserting()
+        return iter(())
+
+    def _settled(self) -> bool:
+        """Every function around the node asserts (or there is none): nothing
+        a call adds can change a verdict, since marking, callees and test
+        helpers only ever set ``asserts`` on these same functions. Most calls
+        of a test come after its first assertion."""
+        return all(facts.asserts for facts in self._enclosing_facts())
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        if self._settled():
+            return iter(())
+        func = node.func
+        last = last_name(node)
+        if self._fails_by_itself(node, last):
+            self._mark_asserting()
+            return iter(())
+        if runs_a_test(last):
+            if _runs_another_modules_test(func):
+                self._mark_asserting()  # _testcapi.test_buildvalue_N(): a test of another module
+                return iter(())
+            for facts in self._enclosing_facts():
+                facts.add_test_helper(last)
+        # an assertion method handed over as a callback: d.addCallback(self.assertEqual, 1)
+        if any(_names_assertion(argument) for argument in (*node.args, *(k.value for k in node.keywords))):
+            self._mark_asserting()
+            return iter(())
+        if isinstance(func, ast.Attribute):
+            self._judge_method_call(func.value, last)
+        elif isinstance(func, ast.Name) and not self.ctx.resolver.is_bound(func.id):
+            self._record_callee(func.id)
+        return iter(())
+
+    def _fails_by_itself(self, node: ast.Call, last: str) -> bool:
+        """The call can fail the test whatever it is given: an assertion
+        helper by its name, ``pytest.raises``, a raising checker
+        (``result.stdout.fnmatch_lines([...])``, ``check=True``), a helper
+        named "no exception", warnings turned into errors, or a string of
+        code with an ``assert`` run in this process."""
+        name = self.ctx.call_name(node)
+        if _names_a_check(last) or name in ASSERTING_CALLS or _raising_keyword(node):
+            return True
+        if name in WARNING_FILTERS and _turns_into_errors(node):
+            return True  # any warning now fails the test
+        # the test's code is in the string: interp.run(dedent("assert ..."))
+        return last in CODE_RUNNERS and bool(node.args) and "assert" in _code_text(node.args[0])
+
+    def _judge_method_call(self, receiver: ast.expr, last: str) -> None:
+        """``self.fail*()``, ``super().test_x()`` (the inherited test holds
+        the assertion), or a call of a method the file may define."""
+        if isinstance(receiver, ast.Name) and receiver.id in TESTCASE_NAMES and last.startswith("fail"):
+            self._mark_asserting()
+        elif _is_super_call(receiver) and last.startswith("test"):
+            self._mark_asserting()
+        elif (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES) or _is_super_call(receiver):
+            self._record_callee(last)
+
+    def _record_callee(self, name: str) -> None:
+        for facts in self._enclosing_facts():
+            facts.add_callee(name)
+
+    # -- the verdict -----------------------------------------------------------
+    def finish(self) -> Iterator[Violation]:
+        self._spread_assertions()
+        methods = {(id(facts.owner), facts.name): facts for facts in self.facts.values() if facts.owner}
+        for facts, node, where in self.tests:
+            if facts.asserts or _client_half_asserts(facts, methods):
+                continue
+            if not self._exempt_by_body(node) and not self._states_its_claim(node):
+                yield dataclasses.replace(self.report(node, name=node.name), where=where)
+
+    def _spread_assertions(self) -> None:
+        """A function asserts when a helper of the file it calls asserts, a
+        class when one of its methods does, and a function that calls a test
+        helper of another module (``self._test_encoding()``,
+        ``enum._test_simple_enum()``) asserts through it."""
+        callers: dict[str, list[AssertionFacts]] = {}
+        for facts in self.facts.values():
+            for callee in facts.callees or ():
+                callers.setdefault(callee, []).append(facts)
+            if any(name not in self.defined for name in facts.test_helpers or ()):
+                facts.asserts = True
+        pending = [facts for facts in self.facts.values() if facts.asserts]
+        while pending:
+            helper = pending.pop()
+            for caller in (*callers.get(helper.name, ()), *([helper.owner] if helper.owner else [])):
+                if not caller.asserts:
+                    caller.asserts = True
+                    pending.append(caller)
+
+    def _states_its_claim(self, node: FunctionNode) -> bool:
+        """The docstring, the string statements and the comments of the test
+        (and the comment block above it) say "this does not crash or raise"."""
+        texts = [
+            stmt.value.value for stmt in node.body
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        ]
+        first = min((d.lineno for d in node.decorator_list), default=node.lineno)
+        texts.append(comments_above(self.ctx.lines, first))
+        texts.append(comment_text(self.ctx.lines, node.lineno, node.end_lineno or node.lineno))
+        return states_no_raise(" ".join(texts))
+
+
+def _client_half_asserts(facts: AssertionFacts, methods: dict[tuple[int, str], AssertionFacts]) -> bool:
+    """Socket tests: ``testFoo()`` is the server half, ``_testFoo()`` of the
+    same class the client half, run in a thread, that holds the assertions."""
+    partner = methods.get((id(facts.owner), f"_{facts.name}")) if facts.owner else None
+    return partner is not None and partner.asserts
+
+
+def _names_a_check(last: str) -> bool:
+    """A callee named as a check (``assert``, ``check``, ``verify``,
+    ``expect``, ``not_raises``), as a raising matcher or validator
+    (``fnmatch_lines``, ``validate_*``), or as a helper saying "no
+    exception" (``do_test_no_exception``)."""
+    if ASSERTING_WORDS.search(last) or NO_RAISE_HELPER.search(last):
+        return True
+    if last in RAISING_HELPERS or RAISING_PREFIX.match(last) is not None:
+        return True
+    lowered = last.lower()
+    return ("no" in lowered or "doesnt" in lowered) and says_no_raise(name_words(last))
+
+
+def _runs_another_modules_test(func: ast.expr) -> bool:
+    """``_testcapi.test_x()``: a test helper called on something other than
+    ``self``/``cls`` or ``super()`` runs another module's test."""
+    if not isinstance(func, ast.Attribute):
+        return False
+    receiver = func.value
+    return not (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES) and not _is_super_call(receiver)
+
+
+def _turns_into_errors(call: ast.Call) -> bool:
+    """``warnings.simplefilter("error", ...)``: the test asserts that no warning is emitted."""
+    action = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "action"), None)
+    return isinstance(action, ast.Constant) and action.value == "error"
+
+
+def _is_super_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"

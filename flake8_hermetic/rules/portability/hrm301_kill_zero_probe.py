@@ -1,0 +1,54 @@
+"""HRM301: ``os.kill(pid, 0)`` as a liveness probe, which kills on Windows."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.violation import Violation
+
+
+class KillZeroProbeRule(Rule):
+    """
+    Flags `os.kill(pid, 0)` in a test file: a liveness probe that kills on Windows.
+
+    ## Why is this bad?
+    On POSIX, signal 0 is "check that the process exists and that I may
+    signal it"; nothing is delivered. Windows has no signals: its
+    `os.kill(pid, sig)` with any value other than the two console events
+    calls `TerminateProcess(pid, sig)`. The probe meant to ask whether a
+    process is alive ends it, with exit code 0, and the test goes on to
+    assert against a process it has just destroyed (or one that belongs to
+    someone else).
+
+    ## Example
+    ```python
+    def test_daemon_survives_reload(daemon):
+        daemon.reload()
+        os.kill(daemon.pid, 0)
+    ```
+
+    ## Use instead
+    ```python
+    def test_daemon_survives_reload(daemon):
+        daemon.reload()
+        assert psutil.pid_exists(daemon.pid)
+    ```
+    Or route the probe through one platform helper that uses `kill(pid, 0)`
+    on POSIX and `OpenProcess` on Windows.
+
+    ## Options
+    None.
+    """
+
+    code = "HRM301"
+    message = "os.kill(pid, 0) terminates the process on Windows instead of probing it; use psutil.pid_exists(pid) or a platform helper"
+    calls = frozenset({"os.kill"})
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        if len(node.args) < 2 or self.ctx.call_name(node) != "os.kill":
+            return
+        signal = node.args[1]
+        if isinstance(signal, ast.Constant) and type(signal.value) is int and signal.value == 0:
+            yield self.report(node)
