@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from flake8_hermetic.facts.names import last_name
+
 HOME_VARIABLES = frozenset({"HOME", "USERPROFILE"})
 GIT_CONFIG_VARIABLES = frozenset({"GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"})
 PINNED_VARIABLES = HOME_VARIABLES | GIT_CONFIG_VARIABLES
@@ -65,18 +67,12 @@ def _constant(node: ast.AST | None) -> object:
     return node.value if isinstance(node, ast.Constant) else None
 
 
-def _last_name(node: ast.AST) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
-
-
 def mapping_keys(node: ast.AST | None) -> list[object]:
     """The literal keys a mapping expression sets: ``{"HOME": h}``,
     ``dict(os.environ, HOME=h)``, ``{**os.environ, "HOME": h}``."""
     if isinstance(node, ast.Dict):
         return [_constant(key) for key in node.keys if key is not None]
-    if isinstance(node, ast.Call) and _last_name(node.func) == "dict":
+    if isinstance(node, ast.Call) and last_name(node.func) == "dict":
         keys: list[object] = [keyword.arg for keyword in node.keywords if keyword.arg]
         for argument in node.args:
             keys.extend(mapping_keys(argument))
@@ -85,7 +81,7 @@ def mapping_keys(node: ast.AST | None) -> list[object]:
 
 
 def _call_pins(call: ast.Call) -> Pins:
-    method = _last_name(call.func)
+    method = last_name(call.func)
     args = call.args
     if method in KEY_WRITERS:
         return _pins_for_keys(_constant(a) for a in args[:2])
@@ -141,7 +137,7 @@ def pins_in(node: ast.AST) -> Pins:
 
 def _is_autouse_fixture(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     for decorator in func.decorator_list:
-        if isinstance(decorator, ast.Call) and _last_name(decorator.func) == "fixture":
+        if isinstance(decorator, ast.Call) and last_name(decorator.func) == "fixture":
             for keyword in decorator.keywords:
                 if keyword.arg == "autouse" and _constant(keyword.value) is True:
                     return True

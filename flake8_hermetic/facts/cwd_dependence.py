@@ -1,0 +1,370 @@
+"""Whether what a child runs depends on the working directory it inherits
+(HRM106): a relative path given to it, a tool that reads its project from
+the current directory, ``python -m`` importing from it, git finding the
+checkout's repository, a shell redirecting into a relative file.
+
+:class:`CwdJudge` reads the words :class:`~flake8_hermetic.facts.argv.ArgvReader`
+found, including a shell's pipelines and a ``python -c`` snippet.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import textwrap
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from flake8_hermetic.facts.argv import (
+    MORE, SHELL_OPERATORS, ArgvReader, Word, Words, parse_git, program_name, split_words, starts_with,
+)
+
+#: tools that find their project, configuration or cache in the current
+#: directory whatever paths they are given (a Makefile, tox.ini,
+#: package.json, .mypy_cache, .coverage, the flake8 and pyright config)
+CWD_TOOLS = frozenset({
+    "make", "gmake", "cmake", "ninja", "meson", "scons", "tox", "nox", "coverage", "flake8", "mypy", "dmypy",
+    "pylint", "pyright", "pyre", "pre-commit", "hatch", "poetry", "pdm", "pipenv", "uv", "npm", "npx", "yarn",
+    "pnpm", "cargo", "go", "mvn", "gradle", "bazel", "configure", "pyinstaller", "unittest", "compileall",
+})
+#: tools that work on the current directory only when given no path
+DEFAULT_TO_CWD_TOOLS = frozenset({"pytest", "py.test", "black", "isort", "ruff", "find", "build", "twine"})
+#: conventional directory names of a checkout: as a bare argument, a relative path
+CHECKOUT_DIRECTORIES = frozenset({"tests", "testing", "src", "docs", "dist"})
+#: python options that keep the working directory off the child's sys.path
+ISOLATING_OPTIONS = frozenset("IP")
+#: file utilities: every operand is a path
+FILE_COMMANDS = frozenset({
+    "touch", "mkdir", "rmdir", "rm", "cp", "mv", "ln", "chmod", "chown", "tar", "zip", "unzip", "gzip",
+    "gunzip", "bzip2", "bunzip2", "xz", "unxz", "cat", "ls", "du", "tee", "truncate", "install", "rsync", "patch",
+})
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh"})
+#: file name endings that make a word a path
+PATH_SUFFIXES = frozenset({
+    "py", "pyc", "pyi", "pth", "txt", "cfg", "toml", "ini", "json", "yaml", "yml", "tar", "gz", "tgz", "bz2",
+    "xz", "zip", "whl", "egg", "c", "h", "cpp", "so", "o", "a", "log", "out", "lock", "md", "rst", "html",
+    "xml", "csv", "sh", "dat", "db", "sqlite", "sqlite3", "plist", "conf", "exe", "bin", "js", "lst", "patch",
+    "diff", "pem", "key", "crt",
+})
+_PYTHON_NAME = re.compile(r"^(python|pypy)[0-9.]*[dmu]?$|^py$", re.IGNORECASE)
+_ABSOLUTE = re.compile(r"^(/|~|\\\\|[A-Za-z]:[\\/])")
+_PLACEHOLDER = re.compile(r"[{}%$]")
+#: calls that take a path first; a relative literal there reads or writes
+#: under the working directory
+PATH_TAKING_CALLS = frozenset({
+    "open", "Path", "PurePath", "PosixPath", "WindowsPath", "mkdir", "makedirs", "remove", "unlink", "rmdir",
+    "removedirs", "rename", "renames", "replace", "listdir", "scandir", "walk", "stat", "lstat", "exists",
+    "isfile", "isdir", "lexists", "getsize", "chmod", "utime", "symlink", "link", "rmtree", "copy", "copy2",
+    "copyfile", "copytree", "move", "mkfifo", "chdir", "glob", "iglob", "ZipFile", "TarFile", "connect",
+    "FileHandler", "touch",
+})
+CWD_READS = frozenset({"getcwd", "getcwdb", "cwd"})
+
+
+def is_absolute(word: str) -> bool:
+    return _ABSOLUTE.match(word) is not None or "://" in word
+
+
+def looks_like_relative_path(word: str) -> bool:
+    """Whether a literal argument reads as a path relative to the working
+    directory: ``.``, ``build/``, ``src/x.py``, ``setup.py``, ``--out=dist/x.whl``."""
+    if word.startswith("-"):
+        if "=" not in word:
+            return False
+        word = word.split("=", 1)[1]
+    if not word or is_absolute(word) or _PLACEHOLDER.search(word):
+        return False
+    if word in (".", "..") or "/" in word:
+        return True
+    stem, dot, suffix = word.rpartition(".")
+    return bool(dot and stem and suffix.lower() in PATH_SUFFIXES)
+
+
+def _operand(word: str) -> bool:
+    """A file utility's operand that names a relative path (``stamp`` in ``touch stamp``)."""
+    return not word.startswith("-") and not word.isdigit() and not is_absolute(word) and not _PLACEHOLDER.search(word)
+
+
+class CwdJudge:
+    """Why a command line depends on the working directory it runs in."""
+
+    def __init__(self, reader: ArgvReader, line: int, readonly: Sequence[Sequence[str]] = ()) -> None:
+        self._reader = reader
+        self._line = line
+        self._readonly = readonly
+
+    def command(self, words: Words) -> str | None:
+        """The reason ``words`` (a whole command line, possibly a shell
+        pipeline) depends on the working directory, or None."""
+        for simple in _simple_commands(words):
+            reason = self._simple(simple)
+            if reason is not None:
+                return reason
+        return None
+
+    def _simple(self, words: Words) -> str | None:
+        """The reason one simple command (no pipeline) depends on the working directory."""
+        words, redirected = _redirections(words)
+        if redirected is not None:
+            return f"redirects to the relative path {redirected!r}"
+        if not words or words[0] is MORE:
+            return None
+        literal = tuple(word if isinstance(word, str) else None for word in words)
+        if literal[-1] in ("--version", "--help") or starts_with(literal, self._readonly):
+            return None
+        program = words[0]
+        if isinstance(program, str):
+            return self._program(program, words[1:])
+        return self._computed_program(program, words[1:])
+
+    def _computed_program(self, program: ast.expr, arguments: Words) -> str | None:
+        """A program given by an expression: the interpreter, or a text read through names."""
+        if self._reader.is_interpreter(program, self._line):
+            return self._python(arguments)
+        text = self._reader.text(program, self._line)
+        if text is None or _PLACEHOLDER.search(text):
+            return self._arguments(arguments)
+        return self._program(text, arguments)
+
+    def _program(self, program: str, arguments: Words) -> str | None:
+        """The reason running ``program`` with ``arguments`` depends on the working directory."""
+        name = program_name(program)
+        if "/" in program.replace("\\", "/") and not is_absolute(program):
+            return f"runs {program!r}, a path relative to the working directory"
+        if _PYTHON_NAME.match(name):
+            return self._python(arguments)
+        if name == "git":
+            return _git(program, arguments)
+        if name in SHELLS:
+            return self._shell(arguments)
+        if name == "setup.py":
+            return "runs setup.py"
+        tool = self._tool(name, arguments)
+        if tool is not None:
+            return tool
+        if name in ("pip", "pip3"):
+            return self._pip(arguments)
+        if name in FILE_COMMANDS:
+            return _file_command(name, arguments)
+        return self._arguments(arguments)
+
+    def _arguments(self, words: Words) -> str | None:
+        for word in words:
+            if isinstance(word, str) and (looks_like_relative_path(word) or word in CHECKOUT_DIRECTORIES):
+                return f"is given the relative path {word!r}"
+        return None
+
+    def _tool(self, name: str, arguments: Words) -> str | None:
+        """Why a known tool works on the current directory, None if it is not one."""
+        if name in CWD_TOOLS:
+            return f"runs {name}, which works on the current directory"
+        if name in DEFAULT_TO_CWD_TOOLS:
+            relative = self._arguments(arguments)
+            if relative is not None:
+                return relative
+            if any(word is MORE or isinstance(word, ast.expr) or is_absolute(word) for word in arguments):
+                return None  # it is (or may be) given a path to work on
+            return f"runs {name} with no path, so on the current directory"
+        return None
+
+    def _shell(self, words: Words) -> str | None:
+        for index, word in enumerate(words):
+            if word == "-c":
+                script = words[index + 1] if index + 1 < len(words) else None
+                if isinstance(script, ast.expr):
+                    script = self._reader.text(script, self._line)
+                if not isinstance(script, str):
+                    return None
+                return self.command(split_words(script, shell=True))
+            if not isinstance(word, str) or not word.startswith("-"):
+                return self._arguments(words[index:])
+        return "is an interactive shell"
+
+    def _pip(self, words: Words) -> str | None:
+        subcommand = next((w for w in words if isinstance(w, str) and not w.startswith("-")), None)
+        if subcommand in ("wheel", "download") and not any(
+            isinstance(w, str) and w.split("=")[0] in ("-w", "--wheel-dir", "-d", "--dest") for w in words
+        ):
+            return f"runs pip {subcommand}, which writes into the current directory"
+        return self._arguments(words)
+
+    def _python(self, words: Words) -> str | None:
+        """The reason ``python <words>`` depends on the working directory:
+        its ``-c`` snippet, its ``-m`` module, or its script."""
+        index = 0
+        isolated = False
+        while index < len(words):
+            word = words[index]
+            if word is MORE:
+                return None
+            if isinstance(word, str) and word.startswith("--"):
+                index += 1
+                continue
+            if not isinstance(word, str) or word == "-" or not word.startswith("-"):
+                break
+            option = _short_options(word, words, index)
+            isolated = isolated or option.isolated
+            rest = words[index + option.consumed:]
+            if option.flag == "c":
+                return self._snippet(option.value, rest)
+            if option.flag == "m":
+                return self._module(option.value, rest, isolated)
+            index += option.consumed
+        return self._script(words[index:])
+
+    def _script(self, words: Words) -> str | None:
+        """``python script args``: a relative script, or a relative path among its arguments."""
+        if not words:
+            return None
+        script = words[0]
+        if isinstance(script, str):
+            if script == "-":
+                return None
+            if not is_absolute(script) and not _PLACEHOLDER.search(script):
+                return f"runs the script {script!r}, a path relative to the working directory"
+        return self._arguments(words[1:])
+
+    def _module(self, module: Word | None, rest: Words, isolated: bool) -> str | None:
+        if isinstance(module, ast.expr):
+            module = self._reader.text(module, self._line)
+        if not isinstance(module, str) or not module.strip():
+            return None
+        module = module.strip()
+        top = module.split(".")[0]
+        if top in ("pip", "pip3"):
+            return self._pip(rest)
+        tool = self._tool(top, rest)
+        if tool is not None:
+            return tool.replace(f"runs {top}", f"runs python -m {module}", 1)
+        # the interpreter's own modules, and its test package
+        if isolated or top in sys.stdlib_module_names or top == "test" or top in CWD_TOOLS | DEFAULT_TO_CWD_TOOLS:
+            return self._arguments(rest)
+        return f"runs python -m {module}, which imports from the working directory first"
+
+    def _snippet(self, code: Word | None, rest: Words) -> str | None:
+        if isinstance(code, ast.expr):
+            code = self._reader.text(code, self._line)
+        if isinstance(code, str):
+            reason = snippet_dependence(code)
+            if reason is not None:
+                return reason
+        return self._arguments(rest)
+
+
+def snippet_dependence(code: str) -> str | None:
+    """Why a ``python -c`` snippet depends on the working directory: it
+    passes a relative literal path to a file call, or reads the cwd."""
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if callee in CWD_READS:
+            return f"runs a -c snippet that reads the working directory ({callee}())"
+        if callee in ("listdir", "scandir") and not node.args:
+            return f"runs a -c snippet that lists the working directory ({callee}())"
+        if callee in PATH_TAKING_CALLS and node.args:
+            first = node.args[0]
+            if (
+                isinstance(first, ast.Constant)
+                and isinstance(first.value, (str, bytes))
+                and first.value not in ("", ":memory:", b"")
+            ):
+                path = first.value if isinstance(first.value, str) else first.value.decode("latin-1")
+                if not is_absolute(path) and not path.startswith("{}"):
+                    return f"runs a -c snippet that opens the relative path {path!r}"
+    return None
+
+
+def _simple_commands(words: Words) -> Iterator[Words]:
+    current: list[Word | None] = []
+    for word in words:
+        if isinstance(word, str) and word in SHELL_OPERATORS:
+            if current:
+                yield tuple(current)
+            current = []
+        else:
+            current.append(word)
+    if current:
+        yield tuple(current)
+
+
+def _redirections(words: Words) -> tuple[Words, str | None]:
+    """The words without shell redirections, and the first relative file
+    one of them reads or writes."""
+    kept: list[Word | None] = []
+    relative: str | None = None
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if isinstance(word, str) and word and set(word) <= set("<>&") and ("<" in word or ">" in word):
+            if kept and isinstance(kept[-1], str) and kept[-1].isdigit():
+                kept.pop()  # the descriptor of ``2>``
+            target = words[index + 1] if index + 1 < len(words) else None
+            if (
+                isinstance(target, str)
+                and relative is None
+                and "&" not in word
+                and not target.startswith("&")
+                and not is_absolute(target)
+                and not _PLACEHOLDER.search(target)
+            ):
+                relative = target
+            index += 2
+            continue
+        kept.append(word)
+        index += 1
+    return tuple(kept), relative
+
+
+def _git(program: str, arguments: Words) -> str | None:
+    """git works on the repository of the working directory unless told which."""
+    literal = tuple(word if isinstance(word, str) else None for word in arguments)
+    if parse_git((program, *literal)).chooses_directory:
+        return None
+    return "runs git in the working directory's repository"
+
+
+def _file_command(name: str, arguments: Words) -> str | None:
+    """A file utility given a relative operand (a path-like one preferred)."""
+    operands = [word for word in arguments if isinstance(word, str) and _operand(word)]
+    pathlike = [word for word in operands if looks_like_relative_path(word)]
+    if operands:
+        return f"runs {name} on the relative path {(pathlike or operands)[0]!r}"
+    return None
+
+
+@dataclass(frozen=True)
+class _ShortOptions:
+    """What one cluster of python's short options (``-Ic``, ``-W error``) says."""
+
+    #: whether it has an option that keeps the working directory off sys.path
+    isolated: bool
+    #: the first option in it that takes a value (c, m, W, X), or None
+    flag: str | None
+    #: that option's value: the rest of the cluster, else the next word
+    value: Word | None
+    #: how many words the cluster and its value take
+    consumed: int
+
+
+def _short_options(word: str, words: Words, index: int) -> _ShortOptions:
+    """Read the cluster ``word`` (``words[index]``) up to its first option
+    that takes a value; the options after that one are its value."""
+    isolated = False
+    flags = word[1:]
+    for position, flag in enumerate(flags):
+        if flag in ISOLATING_OPTIONS:
+            isolated = True
+        if flag not in "cmWX":
+            continue
+        value = flags[position + 1:]
+        if value:
+            return _ShortOptions(isolated, flag, value, 1)
+        return _ShortOptions(isolated, flag, words[index + 1] if index + 1 < len(words) else MORE, 2)
+    return _ShortOptions(isolated, None, None, 1)
