@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from flake8_hermetic.context import Context
 from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 
@@ -434,12 +435,18 @@ class CollectionSizeRule(Rule):
     message = "{size} built at collection time and paid by every xdist worker; build it inside the test body"
     calls = frozenset({*BYTES_BUILDERS, "bytes", "bytearray", "list", "tuple"})
     methods = frozenset({"encode"})
+    options = (
+        OptionSpec(
+            "max-collection-bytes", "int", 1024 * 1024,
+            "Size in bytes from which a value built at collection time is flagged (HRM401).",
+        ),
+    )
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.timing = CollectionTime(ctx)
         self.folder = SizeFolder(ctx)
-        self.limit = ctx.settings.max_collection_bytes
+        self.limit = ctx.settings.option("max-collection-bytes")
         self._reported: set[int] = set()
 
     def visit_Assign(self, node: ast.Assign) -> Iterator[Violation]:
@@ -580,15 +587,23 @@ class ImportTimeHostProbeRule(Rule):
     code = "HRM402"
     message = "{name} reads the host at import time, before any fixture can pin it; probe inside a fixture"
     calls = HOME_READERS | ENV_GETTERS | SKIP_MARKS
+    options = (
+        OptionSpec(
+            "host-readers", "list", (),
+            "Comma-separated dotted names of project functions that read host "
+            "state, flagged when called at import time (HRM402).",
+            convert=frozenset,
+        ),
+    )
 
     @classmethod
     def wanted_calls(cls, settings: Settings) -> frozenset[str] | None:
-        return (cls.calls or frozenset()) | settings.host_readers  # the project's own probes too
+        return (cls.calls or frozenset()) | settings.option("host-readers")  # the project's own probes too
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.timing = CollectionTime(ctx)
-        self.readers = HOME_READERS | ctx.settings.host_readers
+        self.readers = HOME_READERS | ctx.settings.option("host-readers")
 
     def _reads_host(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Call):
@@ -828,10 +843,17 @@ class RelativeRepoPathRule(Rule):
     code = "HRM404"
     message = "{path} resolves against the working directory, not the repository; anchor it at Path(__file__).resolve().parents[N]"
     calls = PATH_TAKERS | {"os.path.*", "posixpath.*", "ntpath.*"}
+    options = (
+        OptionSpec(
+            "repo-dirs", "list", ("src", "tests", "test", "testing", "lib", "docs", "examples"),
+            "Comma-separated top-level repository directories whose relative "
+            "paths depend on the working directory (HRM404).",
+        ),
+    )
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self.dirs = tuple(d.strip("/") for d in ctx.settings.repo_dirs if d.strip("/"))
+        self.dirs = tuple(d.strip("/") for d in ctx.settings.option("repo-dirs") if d.strip("/"))
 
     def _takes_path(self, name: str) -> bool:
         if name in PATH_TAKERS:
