@@ -128,7 +128,8 @@ def family_of(name: str) -> str | None:
 
 def is_single_module_family(name: str) -> bool:
     """``rules/leaks.py`` rather than ``rules/leaks/``: the layout before the split."""
-    return family_of(name) is not None and MODULES[name].parent == PACKAGE / "rules" and MODULES[name].stem != "__init__"
+    path = MODULES[name]
+    return family_of(name) is not None and path.parent == PACKAGE / "rules" and path.stem != "__init__"
 
 
 OLD_LAYOUT = pytest.mark.xfail(strict=True, reason="a family still one module: the layout before the split")

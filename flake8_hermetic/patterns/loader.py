@@ -141,44 +141,16 @@ class _Loader:
         for required in ("code", "message", "rule"):
             if required not in entry or entry[required] is None:
                 raise self.fail(f"missing '{required}'")
-        code = entry["code"]
-        if not isinstance(code, str):
-            raise self.fail(f"code must be written HRM8nn, got {code!r}", lines.at(here + ("code",)))
-        if not CODE_FORM.match(code):
-            raise self.fail(
-                f"code {code!r} is outside HRM800-HRM899 (pattern rules own that range)",
-                lines.at(here + ("code",)),
-            )
-        message = entry["message"]
-        if not isinstance(message, str) or not message.strip():
-            raise self.fail("'message' must be a non-empty string", lines.at(here + ("message",)))
-        if "\n" in message.strip():
-            raise self.fail("'message' must be one line", lines.at(here + ("message",)))
+        code = self._code(entry["code"], lines, here)
+        message = self._text(entry["message"], lines, here + ("message",))
         note = entry.get("note") or ""
         if not isinstance(note, str):
             raise self.fail("'note' must be a string", lines.at(here + ("note",)))
         files = self._files(entry.get("files"), lines, here + ("files",))
-        utils = entry.get("utils") or {}
-        if not isinstance(utils, dict):
-            raise self.fail("'utils' must be a mapping of name to rule", lines.at(here + ("utils",)))
-        for name, util in utils.items():
-            if not isinstance(name, str):
-                raise self.fail(f"util name {name!r} must be a string", lines.at(here + ("utils",)))
-            self._check_rule(util, lines, here + ("utils", name), f"utils.{name}")
+        utils = self._utils(entry.get("utils") or {}, lines, here)
         rule = entry["rule"]
         self._check_rule(rule, lines, here + ("rule",), "rule")
-        constraints = entry.get("constraints") or {}
-        if not isinstance(constraints, dict):
-            raise self.fail(
-                "'constraints' must be a mapping of metavariable to rule", lines.at(here + ("constraints",))
-            )
-        for name, constraint in constraints.items():
-            if not isinstance(name, str) or not CONSTRAINT_NAME.match(name):
-                raise self.fail(
-                    f"constraint key {name!r} must be a metavariable name without '$' (e.g. TARGET)",
-                    lines.at(here + ("constraints",)),
-                )
-            self._check_rule(constraint, lines, here + ("constraints", name), f"constraints.{name}")
+        constraints = self._constraints(entry.get("constraints") or {}, lines, here)
         self._check_matches(rule, utils, lines, here + ("rule",))
         for name, util in utils.items():
             self._check_matches(util, utils, lines, here + ("utils", name))
@@ -203,6 +175,46 @@ class _Loader:
             exclude_matcher=glob_matcher([g[1:] for g in files or () if g.startswith("!")]),
             constraint_checks=constraint_checks(code, constraints, utils),
         )
+
+    def _code(self, code: Any, lines: _Lines, here: tuple[Any, ...]) -> str:
+        if not isinstance(code, str):
+            raise self.fail(f"code must be written HRM8nn, got {code!r}", lines.at(here + ("code",)))
+        if not CODE_FORM.match(code):
+            raise self.fail(
+                f"code {code!r} is outside HRM800-HRM899 (pattern rules own that range)",
+                lines.at(here + ("code",)),
+            )
+        return code
+
+    def _text(self, message: Any, lines: _Lines, here: tuple[Any, ...]) -> str:
+        if not isinstance(message, str) or not message.strip():
+            raise self.fail("'message' must be a non-empty string", lines.at(here))
+        if "\n" in message.strip():
+            raise self.fail("'message' must be one line", lines.at(here))
+        return message
+
+    def _utils(self, utils: Any, lines: _Lines, here: tuple[Any, ...]) -> dict[str, Any]:
+        if not isinstance(utils, dict):
+            raise self.fail("'utils' must be a mapping of name to rule", lines.at(here + ("utils",)))
+        for name, util in utils.items():
+            if not isinstance(name, str):
+                raise self.fail(f"util name {name!r} must be a string", lines.at(here + ("utils",)))
+            self._check_rule(util, lines, here + ("utils", name), f"utils.{name}")
+        return utils
+
+    def _constraints(self, constraints: Any, lines: _Lines, here: tuple[Any, ...]) -> dict[str, Any]:
+        if not isinstance(constraints, dict):
+            raise self.fail(
+                "'constraints' must be a mapping of metavariable to rule", lines.at(here + ("constraints",))
+            )
+        for name, constraint in constraints.items():
+            if not isinstance(name, str) or not CONSTRAINT_NAME.match(name):
+                raise self.fail(
+                    f"constraint key {name!r} must be a metavariable name without '$' (e.g. TARGET)",
+                    lines.at(here + ("constraints",)),
+                )
+            self._check_rule(constraint, lines, here + ("constraints", name), f"constraints.{name}")
+        return constraints
 
     def _files(self, value: Any, lines: _Lines, here: tuple[Any, ...]) -> tuple[str, ...] | None:
         if value is None:
