@@ -24,6 +24,8 @@ import flake8_hermetic
 from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.rule import Rule
 
+pytestmark = pytest.mark.xdist_group(name="tree_scan_test_layout")
+
 PACKAGE = Path(flake8_hermetic.__file__).parent
 NAME = "flake8_hermetic"
 MAX_LINES = 800
@@ -149,21 +151,21 @@ def test_cycles_are_found() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-@pytest.mark.parametrize("name", [name for name in GRAPH if family_of(name)])
+@pytest.mark.parametrize("name", [pytest.param(name, id=name) for name in GRAPH if family_of(name)])
 def test_a_family_imports_no_other_family(name: str) -> None:
     family = family_of(name)
     others = sorted(target for target in GRAPH[name] if family_of(target) not in (None, family))
     assert others == [], f"{name} imports another family: put what they share in flake8_hermetic/facts/"
 
 
-@pytest.mark.parametrize("name", [name for name in GRAPH if name.startswith(f"{NAME}.facts")])
+@pytest.mark.parametrize("name", [pytest.param(name, id=name) for name in GRAPH if name.startswith(f"{NAME}.facts")])
 def test_the_facts_import_no_rule(name: str) -> None:
     assert sorted(t for t in GRAPH[name] if t.startswith(RULES_PACKAGE)) == []
 
 
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(name, marks=[OLD_LAYOUT] if is_single_module_family(name) and
+    [pytest.param(name, id=name, marks=[OLD_LAYOUT] if is_single_module_family(name) and
                   len(MODULES[name].read_text(encoding="utf-8").splitlines()) > MAX_LINES else [])
      for name in MODULES],
 )
