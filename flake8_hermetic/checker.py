@@ -123,35 +123,45 @@ class HermeticChecker:
         if is_test_file:
             judged |= settings.enabled - set(runtime.patterns.codes if runtime.patterns else ())
         if settings.emit_context:
-            yield 1, 0, CONTEXT_SEPARATOR.join((LINTED_MARKER, ",".join(sorted(judged)))), type(self)
-            source = "".join(self.lines)
-            for v in sorted(found, key=lambda v: (v.line, v.col, v.code)):
-                what = what_text(source, v.node)
-                yield v.line, v.col, CONTEXT_SEPARATOR.join((v.text, v.where, what)), type(self)
+            yield from self.with_context(found, judged)
             return
         stale: list[Entry] = []
         if runtime.baseline_files:
-            entries = runtime.baseline_files.get(self.relative_path(runtime))
-            if entries:
-                source = "".join(self.lines)
-                # flake8 drops a # noqa'd violation after the plugin reports it; left in,
-                # it could take the entry an edited neighbour needs in the loose pass.
-                kept: list[Any] = []
-                silenced: list[Any] = []
-                for v in found:
-                    (silenced if self.silenced(v, runtime.disable_noqa) else kept).append(v)
-                found, stale = match(
-                    entries,
-                    kept,
-                    key=lambda v: (v.where, v.code),
-                    what=lambda v: what_text(source, v.node),
-                    enabled=judged,
-                )
-                found.extend(silenced)
+            found, stale = self.match_baseline(runtime, found, judged)
         for v in sorted(found, key=lambda v: (v.line, v.col, v.code)):
             yield v.line, v.col, v.text, type(self)
         if stale and STALE_CODE in settings.enabled:
             yield from self.stale_reports(stale, settings)
+
+    def with_context(self, found: list[Any], judged: set[str]) -> Iterator[tuple[int, int, str, type]]:
+        """``--hermetic-emit-context``: the linted marker, then each violation with its scope and text."""
+        yield 1, 0, CONTEXT_SEPARATOR.join((LINTED_MARKER, ",".join(sorted(judged)))), type(self)
+        source = "".join(self.lines)
+        for v in sorted(found, key=lambda v: (v.line, v.col, v.code)):
+            what = what_text(source, v.node)
+            yield v.line, v.col, CONTEXT_SEPARATOR.join((v.text, v.where, what)), type(self)
+
+    def match_baseline(self, runtime: Runtime, found: list[Any], judged: set[str]) -> tuple[list[Any], list[Entry]]:
+        """The violations the baseline of this file does not accept, and its stale entries."""
+        entries = runtime.baseline_files.get(self.relative_path(runtime))
+        if not entries:
+            return found, []
+        source = "".join(self.lines)
+        # flake8 drops a # noqa'd violation after the plugin reports it; left in,
+        # it could take the entry an edited neighbour needs in the loose pass.
+        kept: list[Any] = []
+        silenced: list[Any] = []
+        for v in found:
+            (silenced if self.silenced(v, runtime.disable_noqa) else kept).append(v)
+        found, stale = match(
+            entries,
+            kept,
+            key=lambda v: (v.where, v.code),
+            what=lambda v: what_text(source, v.node),
+            enabled=judged,
+        )
+        found.extend(silenced)
+        return found, stale
 
     def silenced(self, violation: Any, disable_noqa: bool) -> bool:
         """Does a ``# noqa`` comment flake8 honours cover this violation? The

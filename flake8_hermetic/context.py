@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from flake8_hermetic.facts.hostpins import Pins, pins_for_file
 from flake8_hermetic.facts.names import last_name
@@ -25,11 +25,15 @@ if TYPE_CHECKING:
 UNITTEST_METHOD = re.compile(r"^(setUp|tearDown|asyncSetUp|asyncTearDown|test)")
 
 
+#: what a scope is: the walk enters a new one at each def and class
+ScopeKind = Literal["module", "class", "function"]
+
+
 @dataclass(frozen=True)
 class Scope:
     """A module, class or function the walk is inside."""
 
-    kind: str  # "module" | "class" | "function"
+    kind: ScopeKind
     name: str
     node: ast.AST
     is_test: bool = False  # a pytest test function/method or a TestCase test*

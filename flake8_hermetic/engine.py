@@ -131,13 +131,13 @@ class Engine:
             ctx._per_function.clear()
         return found
 
-    def _walk(
+    # complexity: the per-node hot loop of every lint; its per-node steps (dispatch, call routing, children)
+    # stay inline on hoisted locals, a call per node each would cost; the rare steps are helpers below.
+    def _walk(  # noqa: C901
         self, tree: ast.Module, ctx: Context, dispatch: dict, found: list[Violation],
         routes: CallRoutes | None = None, call_handlers: Sequence[Callable] = (),
     ) -> None:
         parents = ctx.parents
-        resolver = ctx.resolver
-        forget_names = ctx.forget_names
         resolve = ctx.resolve
         listeners = ctx._call_listeners
         call_type, attribute_type = (ast.Call if routes is not None else None), ast.Attribute
@@ -160,12 +160,8 @@ class Engine:
             if node_type is int:
                 if node == _LEAVE:
                     parents.pop()
-                    continue
-                ctx.scopes.pop()
-                ctx._where_stack.pop()
-                ctx.where = ctx._where_stack[-1]
-                resolver.pop()
-                forget_names()
+                else:
+                    Engine._leave_scope(ctx)
                 continue
             if node_type is tuple:
                 Engine._enter_scope(ctx, node[1])
@@ -191,15 +187,10 @@ class Engine:
                             if handler not in routed:
                                 found.extend(handler(node))
                 elif node_type is import_type or node_type is import_from_type:
-                    if len(ctx.scopes) > 1:
-                        resolver.bind(node)  # type: ignore[arg-type]
-                        forget_names()
+                    Engine._bind_import(ctx, node)
                     continue
                 elif node_type is assign_type and len(ctx.scopes) > 1:
-                    # `environ = {}` in a function: later uses are that local, not os.environ
-                    for target in node.targets:  # type: ignore[attr-defined]
-                        if type(target) is ast.Name and resolver.shadow(target.id):
-                            forget_names()
+                    Engine._shadow_assigned(ctx, node)
             # The children in ast.iter_child_nodes order, without the skipped
             # leaves; under them the _LEAVE of this node, if it has any (a node
             # without children is nobody's ancestor: no need to stack it).
@@ -230,6 +221,28 @@ class Engine:
                 push(_LEAVE)
             children.reverse()
             stack.extend(children)
+
+    @staticmethod
+    def _leave_scope(ctx: Context) -> None:
+        ctx.scopes.pop()
+        ctx._where_stack.pop()
+        ctx.where = ctx._where_stack[-1]
+        ctx.resolver.pop()
+        ctx.forget_names()
+
+    @staticmethod
+    def _bind_import(ctx: Context, node: ast.Import | ast.ImportFrom) -> None:
+        """An import inside a function binds its names there (module-level ones the resolver read first)."""
+        if len(ctx.scopes) > 1:
+            ctx.resolver.bind(node)
+            ctx.forget_names()
+
+    @staticmethod
+    def _shadow_assigned(ctx: Context, node: ast.Assign) -> None:
+        """`environ = {}` in a function: later uses are that local, not os.environ."""
+        for target in node.targets:
+            if type(target) is ast.Name and ctx.resolver.shadow(target.id):
+                ctx.forget_names()
 
     @staticmethod
     def _enter_scope(ctx: Context, node: ast.AST) -> None:

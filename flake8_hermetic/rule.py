@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, ClassVar
 
+from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
@@ -30,8 +31,9 @@ class Rule:
     code: ClassVar[str]
     message: ClassVar[str]
     default_on: ClassVar[bool] = True
-    #: "file": anywhere in a test file; "test": only inside a test/fixture.
-    family: ClassVar[str] = ""
+    #: The options this rule reads (``settings.option(name)``): registered
+    #: with flake8 and the pyproject table by :mod:`flake8_hermetic.settings`.
+    options: ClassVar[tuple[OptionSpec, ...]] = ()
     #: The calls ``visit_Call`` is for, by the callee's canonical name
     #: (``ctx.call_name``): ``"time.sleep"``, or an fnmatch pattern
     #: (``"os.spawn*"``, ``"*.glob"``). The engine resolves each call once and
@@ -51,7 +53,6 @@ class Rule:
             return
         if code in REGISTRY:
             raise RuntimeError(f"duplicate rule code {code}")
-        cls.family = cls.__module__.rsplit(".", 1)[-1]
         REGISTRY[code] = cls
 
     def __init__(self, ctx: Context) -> None:

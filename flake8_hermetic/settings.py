@@ -17,8 +17,11 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.options import ConfigError, OptionSpec
 from flake8_hermetic.testfiles import DEFAULT_TEST_FILES, GlobMatcher
 
 if sys.version_info >= (3, 11):
@@ -29,73 +32,45 @@ else:  # pragma: no cover - exercised on 3.10 only
 PYPROJECT_TABLE = "flake8-hermetic"
 BASELINE_NAME = "hermetic-baseline.txt"
 
-DEFAULT_READONLY_COMMANDS = (
-    "git rev-parse",
-    "git status",
-    "git log",
-    "git diff",
-    "git show",
-    "git ls-files",
-    "git check-ignore",
-    "git config --get",
-)
-DEFAULT_REPO_DIRS = ("src", "tests", "test", "testing", "lib", "docs", "examples")
-DEFAULT_MAX_COLLECTION_BYTES = 1024 * 1024
+__all__ = ["ConfigError", "OptionSpec", "Settings", "all_options", "register", "resolve"]
 
-
-class ConfigError(Exception):
-    """A bad option value or config file; ``str()`` is the one line to show."""
-
-
-@dataclass(frozen=True)
-class OptionSpec:
-    name: str  # without the leading "hermetic-"
-    kind: str  # "list" | "int" | "path" | "flag"
-    default: Any
-    help: str
-
-    @property
-    def flag(self) -> str:
-        return f"--hermetic-{self.name}"
-
-    @property
-    def dest(self) -> str:
-        return "hermetic_" + self.name.replace("-", "_")
-
-
-OPTIONS = (
+#: The options of the pack as a whole; each rule declares its own
+#: (``Rule.options``), registered between these two groups, in code order.
+GLOBAL_OPTIONS_FIRST = (
     OptionSpec(
         "test-files", "list", DEFAULT_TEST_FILES,
         "Comma-separated globs naming the test files the pack lints "
         "(a glob without '/' matches the file name). Default: %(default)s",
     ),
-    OptionSpec(
-        "readonly-commands", "list", DEFAULT_READONLY_COMMANDS,
-        "Comma-separated command prefixes (e.g. 'git status') that a child "
-        "process may run without cwd= (HRM106).",
-    ),
-    OptionSpec(
-        "max-collection-bytes", "int", DEFAULT_MAX_COLLECTION_BYTES,
-        "Size in bytes from which a value built at collection time is flagged (HRM401).",
-    ),
-    OptionSpec(
-        "host-readers", "list", (),
-        "Comma-separated dotted names of project functions that read host "
-        "state, flagged when called at import time (HRM402).",
-    ),
-    OptionSpec(
-        "repo-dirs", "list", DEFAULT_REPO_DIRS,
-        "Comma-separated top-level repository directories whose relative "
-        "paths depend on the working directory (HRM404).",
-    ),
+)
+GLOBAL_OPTIONS_LAST = (
     OptionSpec("baseline", "path", None, f"Baseline file (default: {BASELINE_NAME} next to the config)."),
     OptionSpec("no-baseline", "flag", False, "Ignore the baseline: report every violation."),
     OptionSpec("rules", "path", None, "YAML file of project pattern rules (HRM8xx)."),
 )
-OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
-# Lists whose items hold spaces ("git status"): flake8's own list parsing
-# splits on whitespace too, so these reach resolve() as text, split on commas.
-PHRASE_LISTS = frozenset({"readonly-commands"})
+GLOBAL_NAMES = frozenset(spec.name for spec in (*GLOBAL_OPTIONS_FIRST, *GLOBAL_OPTIONS_LAST))
+
+
+@lru_cache(maxsize=None)
+def rule_options() -> tuple[OptionSpec, ...]:
+    """The options the rules declare, in code order, each once."""
+    found: dict[str, OptionSpec] = {}
+    for rule in all_rules().values():
+        for spec in rule.options:
+            if found.get(spec.name, spec) is not spec or spec.name in GLOBAL_NAMES:
+                raise RuntimeError(f"option {spec.name!r} of {rule.code} is declared twice")
+            found[spec.name] = spec
+    return tuple(found.values())
+
+
+def all_options() -> tuple[OptionSpec, ...]:
+    """Every option, in the order of ``--help``."""
+    return (*GLOBAL_OPTIONS_FIRST, *rule_options(), *GLOBAL_OPTIONS_LAST)
+
+
+@lru_cache(maxsize=None)
+def rule_option_defaults() -> dict[str, Any]:
+    return {spec.name: spec.value(spec.default) for spec in rule_options()}
 
 
 class _FlagAction(argparse.Action):
@@ -113,7 +88,7 @@ class _FlagAction(argparse.Action):
 
 def register(parser: Any) -> None:
     """Add the options to flake8's option manager."""
-    for spec in OPTIONS:
+    for spec in all_options():
         if spec.kind == "flag":
             parser.add_option(
                 spec.flag, action=_FlagAction, default=None,
@@ -124,7 +99,7 @@ def register(parser: Any) -> None:
                 spec.flag,
                 default=None,
                 parse_from_config=True,
-                comma_separated_list=spec.kind == "list" and spec.name not in PHRASE_LISTS,
+                comma_separated_list=spec.kind == "list",
                 normalize_paths=spec.kind == "path",
                 help=spec.help.replace("%(default)s", ",".join(DEFAULT_TEST_FILES)),
             )
@@ -133,15 +108,14 @@ def register(parser: Any) -> None:
     parser.add_option("--hermetic-emit-context", action="store_true", default=False, help=argparse.SUPPRESS)
 
 
+_UNSET: Any = object()
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the rules and the checker read, resolved once per process."""
 
     test_files: tuple[str, ...] = DEFAULT_TEST_FILES
-    readonly_commands: tuple[tuple[str, ...], ...] = tuple(tuple(c.split()) for c in DEFAULT_READONLY_COMMANDS)
-    max_collection_bytes: int = DEFAULT_MAX_COLLECTION_BYTES
-    host_readers: frozenset[str] = frozenset()
-    repo_dirs: tuple[str, ...] = DEFAULT_REPO_DIRS
     baseline_path: str | None = None
     rules_path: str | None = None
     enabled: frozenset[str] = frozenset()
@@ -149,6 +123,13 @@ class Settings:
     config_dir: str = "."
     stdin: bool = False
     matcher: GlobMatcher = field(default=GlobMatcher(DEFAULT_TEST_FILES), compare=False)
+    #: the values of the options the rules declare, by name; one left out has its default
+    rule_options: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    def option(self, name: str) -> Any:
+        """The value of the rule option ``name`` (as its ``convert`` made it)."""
+        value = self.rule_options.get(name, _UNSET)
+        return rule_option_defaults()[name] if value is _UNSET else value
 
 
 # -- where the configuration lives ------------------------------------------
@@ -259,7 +240,7 @@ def _config_source(config_path: str | None, spec: OptionSpec, given: Any) -> tup
     from flake8.utils import normalize_path, parse_comma_separated_list
 
     config_dir = os.path.dirname(config_path)
-    if spec.kind == "list" and spec.name not in PHRASE_LISTS:
+    if spec.kind == "list":
         same = list(given) == parse_comma_separated_list(raw)
     elif spec.kind == "path":
         same = given == normalize_path(raw, config_dir)
@@ -345,11 +326,50 @@ def _as_path(value: Any, where: Callable[[], str], spec: OptionSpec, base: str) 
     return os.path.normpath(os.path.join(base, value.strip()))
 
 
-def _readonly_command(text: str, where: Callable[[], str]) -> tuple[str, ...]:
-    words = tuple(text.split())
-    if not words:
-        raise ConfigError(f"{where()}: readonly-commands: empty command")
-    return words
+_VALIDATORS: dict[str, Callable[[Any, Callable[[], str], OptionSpec], Any]] = {
+    "list": _as_list,
+    "phrases": _as_list,
+    "int": _as_int,
+    "flag": _as_flag,
+}
+
+
+def _check_table_keys(table: dict[str, Any], pyproject: str | None, specs: Sequence[OptionSpec]) -> None:
+    known = {spec.name for spec in specs} | {"hermetic-" + spec.name for spec in specs}
+    for key in table:
+        if key not in known:
+            assert pyproject is not None
+            raise ConfigError(
+                f"{_table_line(pyproject, key)}: [tool.{PYPROJECT_TABLE}]: unknown key {key!r} "
+                f"(known: {', '.join(spec.name for spec in specs)})"
+            )
+
+
+@dataclass(frozen=True)
+class _Sources:
+    """Where the values of one run come from, below the command line."""
+
+    config_path: str | None
+    pyproject: str | None
+    table: dict[str, Any]
+    table_dir: str
+
+    def value(self, options: argparse.Namespace, spec: OptionSpec) -> Any:
+        """The validated value of ``spec``, from the highest level that gives it."""
+        given = getattr(options, spec.dest, None)
+        if given is not None:
+            source, base = _config_source(self.config_path, spec, given)
+            where: Callable[[], str] = lambda: source  # noqa: E731
+        elif spec.name in self.table or "hermetic-" + spec.name in self.table:
+            key = spec.name if spec.name in self.table else "hermetic-" + spec.name
+            given = self.table[key]
+            base = self.table_dir
+            where = lambda: _table_line(self.pyproject, key)  # type: ignore[arg-type]  # noqa: E731
+        else:
+            return spec.default
+        if spec.kind == "path":
+            return _as_path(given, where, spec, base)
+        return _VALIDATORS[spec.kind](given, where, spec)
 
 
 def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
@@ -359,40 +379,10 @@ def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
     pyproject = None if isolated else find_pyproject(os.path.dirname(config_path) if config_path else ".")
     table = read_pyproject_table(pyproject) if pyproject else {}
     table_dir = os.path.dirname(pyproject) if pyproject else os.path.abspath(".")
-
-    known = {spec.name for spec in OPTIONS} | {"hermetic-" + spec.name for spec in OPTIONS}
-    for key in table:
-        if key not in known:
-            assert pyproject is not None
-            raise ConfigError(
-                f"{_table_line(pyproject, key)}: [tool.{PYPROJECT_TABLE}]: unknown key {key!r} "
-                f"(known: {', '.join(spec.name for spec in OPTIONS)})"
-            )
-
-    values: dict[str, Any] = {}
-    for spec in OPTIONS:
-        given = getattr(options, spec.dest, None)
-        if given is not None:
-            source, base = _config_source(config_path, spec, given)
-            where = lambda source=source: source  # noqa: E731
-        elif spec.name in table or "hermetic-" + spec.name in table:
-            key = spec.name if spec.name in table else "hermetic-" + spec.name
-            given = table[key]
-            base = table_dir
-            where = lambda key=key: _table_line(pyproject, key)  # type: ignore[arg-type]  # noqa: E731
-        else:
-            values[spec.name] = spec.default
-            continue
-        if spec.kind == "list":
-            values[spec.name] = _as_list(given, where, spec)
-        elif spec.kind == "int":
-            values[spec.name] = _as_int(given, where, spec)
-        elif spec.kind == "flag":
-            values[spec.name] = _as_flag(given, where, spec)
-        else:
-            values[spec.name] = _as_path(given, where, spec, base)
-
-    readonly_where = lambda: _config_line(config_path, "hermetic-readonly-commands")  # noqa: E731
+    specs = all_options()
+    _check_table_keys(table, pyproject, specs)
+    sources = _Sources(config_path, pyproject, table, table_dir)
+    values = {spec.name: sources.value(options, spec) for spec in specs}
     config_dir = (
         os.path.dirname(config_path)
         if config_path
@@ -404,10 +394,6 @@ def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
     filenames = getattr(options, "filenames", None) or []
     return Settings(
         test_files=values["test-files"],
-        readonly_commands=tuple(_readonly_command(c, readonly_where) for c in values["readonly-commands"]),
-        max_collection_bytes=values["max-collection-bytes"],
-        host_readers=frozenset(values["host-readers"]),
-        repo_dirs=values["repo-dirs"],
         baseline_path=baseline_path,
         rules_path=values["rules"],
         enabled=enabled,
@@ -415,6 +401,7 @@ def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
         config_dir=config_dir,
         stdin=list(filenames) == ["-"],
         matcher=GlobMatcher(values["test-files"]),
+        rule_options={spec.name: spec.value(values[spec.name]) for spec in rule_options()},
     )
 
 

@@ -105,7 +105,7 @@ def test_a_callee_learnt_while_walking_is_routed_from_then_on() -> None:
 def test_configured_host_readers_are_routed_to_hrm402() -> None:
     source = "import myapp.config\nSETTINGS = myapp.config.load()\n"
     lint = Engine([all_rules()["HRM402"]]).lint
-    configured = Settings(host_readers=frozenset({"myapp.config.load"}))
+    configured = Settings(rule_options={"host-readers": frozenset({"myapp.config.load"})})
     assert [v.line for v in lint(ast.parse(source), source.splitlines(True), "tests/test_x.py", configured)] == [2]
     assert lint(ast.parse(source), source.splitlines(True), "tests/test_x.py", Settings()) == []
 
@@ -114,7 +114,7 @@ def test_configured_host_readers_are_routed_to_hrm402() -> None:
 def test_routing_calls_by_name_changes_no_finding(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     tree = ast.parse(text)
-    settings = Settings(host_readers=frozenset({"socket.gethostname"}))
+    settings = Settings(rule_options={"host-readers": frozenset({"socket.gethostname"})})
 
     def findings(engine: Engine) -> list[tuple[int, int, str, str]]:
         return [(v.line, v.col, v.text, v.where) for v in engine.lint(tree, text.splitlines(True), str(path), settings)]

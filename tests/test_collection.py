@@ -186,53 +186,7 @@ def test_a_bigger_value_is_reported_once_at_its_outermost_expression() -> None:
     assert lint('X = [b"x" * 10**8] * 2 + [b"y"]\n', ("HRM401",)) == [(1, "")]
 
 
-# -- the options, through real flake8 ------------------------------------------------
-
-OPTIONS_TREE = {
-    "test_options.py": """\
-        from pathlib import Path
-
-        import myapp.config as cfg
-        from myapp.config import load
-
-        SMALL = b"x" * 4096
-        CONFIG = load()
-        OTHER = cfg.load()
-        PACKAGE = Path("pkg/data")
-        SOURCES = Path("src/data")
-
-
-        def test_inside():
-            assert load() and Path.home()
-        """,
-}
-
-
-def test_options_change_what_is_reported(tmp_path: Path) -> None:
-    write_tree(tmp_path, OPTIONS_TREE)
-    common = ["--isolated", "--select=HRM401,HRM402,HRM404", "--hermetic-no-baseline", "test_options.py"]
-    defaults = flake8(common, cwd=tmp_path)
-    configured = flake8(
-        [
-            *common,
-            "--hermetic-max-collection-bytes=4096",
-            "--hermetic-host-readers=myapp.config.load,other.reader",
-            "--hermetic-repo-dirs=pkg",
-        ],
-        cwd=tmp_path,
-    )
-    assert defaults.returncode == 1, defaults.stderr
-    assert configured.returncode == 1, configured.stderr
-    assert [(line, code) for _, line, code in codes_by_line(defaults.stdout)] == [(10, "HRM404")]
-    assert [(line, code) for _, line, code in codes_by_line(configured.stdout)] == [
-        (6, "HRM401"),
-        (7, "HRM402"),
-        (8, "HRM402"),
-        (9, "HRM404"),
-    ]
-    assert "4 KiB built at collection time" in configured.stdout
-    assert "myapp.config.load() reads the host at import time" in configured.stdout
-
+# -- the options: tests/fixtures/rules/test_hrm40{1,2,4}_option.py (options lines) ------
 
 # -- HRM405: the module-wide verdict ------------------------------------------------
 

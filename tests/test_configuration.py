@@ -16,16 +16,15 @@ from typing import Any
 
 import pytest
 
-from flake8_hermetic.settings import (
-    BASELINE_NAME,
-    DEFAULT_MAX_COLLECTION_BYTES,
-    DEFAULT_READONLY_COMMANDS,
-    DEFAULT_REPO_DIRS,
-    OPTIONS,
-    Settings,
-)
+from flake8_hermetic.settings import BASELINE_NAME, Settings, all_options
 from flake8_hermetic.testfiles import DEFAULT_TEST_FILES
 from tests.helpers import codes_by_line, flake8, hermetic, write_tree
+
+DEFAULT_READONLY_COMMANDS = (
+    "git rev-parse", "git status", "git log", "git diff", "git show", "git ls-files", "git check-ignore",
+    "git config --get",
+)
+DEFAULT_REPO_DIRS = ("src", "tests", "test", "testing", "lib", "docs", "examples")
 
 CHDIR_TEST = """\
     import os
@@ -78,13 +77,14 @@ def failure(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 @dataclass(frozen=True)
 class Row:
     """One option at the three levels: how each level spells its value, and
-    what ``Settings`` holds for it (``{base}``: the directory it is relative to)."""
+    what ``Settings`` holds for it (``{base}``: the directory it is relative to):
+    the ``field`` of a global option, ``settings.option(name)`` for a rule's."""
 
     option: str
     table: Any
     config: str
     cli: str
-    field: str
+    field: str | None
     expect_table: Any
     expect_config: Any
     expect_cli: Any
@@ -93,12 +93,12 @@ class Row:
 ROWS = [
     Row("test-files", ["a/*.py", "test_*.py"], "b/*.py", "c/*.py", "test_files",
         ("a/*.py", "test_*.py"), ("b/*.py",), ("c/*.py",)),
-    Row("readonly-commands", ["make check"], "tox -l, git status", "just --list", "readonly_commands",
+    Row("readonly-commands", ["make check"], "tox -l, git status", "just --list", None,
         (("make", "check"),), (("tox", "-l"), ("git", "status")), (("just", "--list"),)),
-    Row("max-collection-bytes", 2048, "4_096", "8192", "max_collection_bytes", 2048, 4096, 8192),
-    Row("host-readers", ["app.config.load"], "app.env.read", "app.home.get", "host_readers",
+    Row("max-collection-bytes", 2048, "4_096", "8192", None, 2048, 4096, 8192),
+    Row("host-readers", ["app.config.load"], "app.env.read", "app.home.get", None,
         frozenset({"app.config.load"}), frozenset({"app.env.read"}), frozenset({"app.home.get"})),
-    Row("repo-dirs", ["pkg"], "src,data", "assets", "repo_dirs", ("pkg",), ("src", "data"), ("assets",)),
+    Row("repo-dirs", ["pkg"], "src,data", "assets", None, ("pkg",), ("src", "data"), ("assets",)),
     # A bare file name: the table's is relative to pyproject.toml, the flake8
     # config's to the config file, the command line's to the working directory.
     Row("baseline", "table-debt.txt", "config-debt.txt", "cli-debt.txt", "baseline_path",
@@ -107,6 +107,10 @@ ROWS = [
         "{proj}/table-rules.yml", "{proj}/config-rules.yml", "{proj}/sub/cli-rules.yml"),
 ]
 ROW_IDS = [row.option for row in ROWS]
+
+
+def value_of(settings: Settings, row: Row) -> Any:
+    return settings.option(row.option) if row.field is None else getattr(settings, row.field)
 
 
 def toml_value(value: Any) -> str:
@@ -136,43 +140,43 @@ def test_defaults_without_any_configuration(workspace: Path, monkeypatch: pytest
     write_tree(workspace, {"pyproject.toml": "[project]\nname = 'x'\n"})
     settings = resolved(monkeypatch, [])
     assert settings.test_files == DEFAULT_TEST_FILES
-    assert settings.readonly_commands == tuple(tuple(c.split()) for c in DEFAULT_READONLY_COMMANDS)
-    assert settings.max_collection_bytes == DEFAULT_MAX_COLLECTION_BYTES
-    assert settings.host_readers == frozenset()
-    assert settings.repo_dirs == DEFAULT_REPO_DIRS
+    assert settings.option("readonly-commands") == tuple(tuple(c.split()) for c in DEFAULT_READONLY_COMMANDS)
+    assert settings.option("max-collection-bytes") == 1024 * 1024
+    assert settings.option("host-readers") == frozenset()
+    assert settings.option("repo-dirs") == DEFAULT_REPO_DIRS
     assert settings.rules_path is None
     # no config anywhere: the baseline is looked for in the working directory
     assert settings.baseline_path == str(workspace / "sub" / BASELINE_NAME)
 
 
 def test_every_option_has_a_row() -> None:
-    assert sorted(ROW_IDS + ["no-baseline"]) == sorted(spec.name for spec in OPTIONS)
+    assert sorted(ROW_IDS + ["no-baseline"]) == sorted(spec.name for spec in all_options())
 
 
 @pytest.mark.parametrize("row", [pytest.param(row, id=row.option) for row in ROWS])
 def test_table_overrides_the_default(workspace: Path, monkeypatch: pytest.MonkeyPatch, row: Row) -> None:
     write_levels(workspace, row, table=True, config=False)
     settings = resolved(monkeypatch, [])
-    assert getattr(settings, row.field) == expected(row.expect_table, workspace)
+    assert value_of(settings, row) == expected(row.expect_table, workspace)
 
 
 @pytest.mark.parametrize("row", [pytest.param(row, id=row.option) for row in ROWS])
 def test_flake8_config_overrides_the_table(workspace: Path, monkeypatch: pytest.MonkeyPatch, row: Row) -> None:
     write_levels(workspace, row, table=True, config=True)
     settings = resolved(monkeypatch, [])
-    assert getattr(settings, row.field) == expected(row.expect_config, workspace)
+    assert value_of(settings, row) == expected(row.expect_config, workspace)
 
 
 @pytest.mark.parametrize("row", [pytest.param(row, id=row.option) for row in ROWS])
 def test_command_line_overrides_the_flake8_config(workspace: Path, monkeypatch: pytest.MonkeyPatch, row: Row) -> None:
     write_levels(workspace, row, table=True, config=True)
     settings = resolved(monkeypatch, [f"--hermetic-{row.option}={row.cli}"])
-    assert getattr(settings, row.field) == expected(row.expect_cli, workspace)
+    assert value_of(settings, row) == expected(row.expect_cli, workspace)
 
 
 def test_table_keys_may_carry_the_flag_prefix(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_tree(workspace, {"pyproject.toml": '[tool.flake8-hermetic]\nhermetic-repo-dirs = ["pkg"]\n'})
-    assert resolved(monkeypatch, []).repo_dirs == ("pkg",)
+    assert resolved(monkeypatch, []).option("repo-dirs") == ("pkg",)
 
 
 def test_flake8_config_keys_may_use_underscores(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -219,7 +223,7 @@ def test_default_baseline_sits_next_to_the_table_without_flake8_config(
 
 def test_isolated_ignores_the_table(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_tree(workspace, {"pyproject.toml": "[tool.flake8-hermetic]\nunknown-key = 1\nrepo-dirs = ['x']\n"})
-    assert resolved(monkeypatch, ["--isolated"]).repo_dirs == DEFAULT_REPO_DIRS
+    assert resolved(monkeypatch, ["--isolated"]).option("repo-dirs") == DEFAULT_REPO_DIRS
 
 
 def test_a_bad_table_value_hidden_by_the_config_is_not_an_error(
@@ -229,7 +233,7 @@ def test_a_bad_table_value_hidden_by_the_config_is_not_an_error(
         "pyproject.toml": '[tool.flake8-hermetic]\nmax-collection-bytes = "lots"\n',
         "setup.cfg": "[flake8]\nhermetic-max-collection-bytes = 10\n",
     })
-    assert resolved(monkeypatch, []).max_collection_bytes == 10
+    assert resolved(monkeypatch, []).option("max-collection-bytes") == 10
 
 
 # -- bad configuration: one line FILE:LINE: problem, exit status 2 ----------

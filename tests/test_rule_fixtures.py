@@ -1,68 +1,258 @@
 """Every rule against its annotated fixture file, through real flake8.
 
 A fixture ``tests/fixtures/rules/test_hrmNNN*.py`` marks each line the rule
-must flag with a trailing ``# HRMnnn`` comment; every other line (the
-idiomatic fixes around them) must stay quiet for that code. The whole
-fixture tree is linted in one flake8 run with every rule selected.
+must flag with a trailing marker comment; every other line (the idiomatic
+fixes around them) must stay quiet for that code. A marker is one or more
+codes, each optionally followed by the column and the message arguments::
+
+    os.chdir(tmp_path)  # HRM105
+    os.chdir(tmp_path)  # HRM105:5
+    os.chdir(tmp_path)  # HRM105:5 name=os.chdir
+    run(["make"])  # HRM106:5 name=subprocess.run why="runs make, which reads the directory's files"
+    x = f(os.chdir(a))  # HRM105:9 HRM106
+
+* ``HRMnnn`` alone: the line is flagged by that code (twice if written twice).
+* ``:COL``: the column flake8 prints (1-based: the node's ``col_offset + 1``).
+* ``field=value``: the message, the rule's ``message`` template, holds
+  ``value`` where the template has ``{field}``; a value with spaces is a
+  double-quoted JSON string. Fields left out match anything.
+
+A comment whose words are not all codes and arguments (``# HRM108's``) is
+prose, not a marker.
+
+A fixture file may carry options, on a comment line of its own near the
+top, as ``name=value`` pairs (a value with commas or spaces quoted)::
+
+    # hermetic-options: max-collection-bytes=4096 readonly-commands="make check,git status"
+
+Such a file is linted in a flake8 run of its own, with
+``--hermetic-<name>=<value>`` for each pair; every other fixture is linted
+in one flake8 run with every rule selected.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import string
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from flake8_hermetic.catalog import all_rules
-from tests.helpers import FIXTURES, codes_by_line, flake8
+from tests.helpers import FIXTURES, flake8
 
 RULE_FIXTURES = FIXTURES / "rules"
-EXPECTED = re.compile(r"#\s*((?:HRM\d{3}\s*)+)$")
-CODES = sorted(all_rules())
+RULES = all_rules()
+CODES = sorted(RULES)
+
+_VALUE = r'(?:"(?:[^"\\]|\\.)*"|[^\s"]+)'
+_CODE = r"HRM\d{3}(?::\d+)?"
+_TOKEN = re.compile(rf"(?P<code>{_CODE})(?=\s|$)|(?P<key>[a-z_][a-z0-9_]*)=(?P<value>{_VALUE})(?=\s|$)")
+MARKER = re.compile(rf"#\s*(?P<marker>{_CODE}(?:\s+(?:{_CODE}|[a-z_][a-z0-9_]*={_VALUE}))*)\s*$")
+OPTIONS_LINE = re.compile(r"^#\s*hermetic-options:(?P<pairs>.*)$")
+_PAIR = re.compile(rf"(?P<name>[a-z][a-z0-9-]*)=(?P<value>{_VALUE})(?=\s|$)")
+OPTIONS_LINES_READ = 10  # an options line sits in the first lines of its file
+
+
+@dataclass
+class Expected:
+    """One finding a marker asks for."""
+
+    code: str
+    line: int
+    col: int | None = None
+    args: dict[str, str] = field(default_factory=dict)
+
+    def matches(self, col: int, message: str) -> bool:
+        if self.col is not None and col != self.col:
+            return False
+        return not self.args or message_pattern(RULES[self.code].message, self.args).fullmatch(message) is not None
+
+    def describe(self) -> str:
+        where = f"{self.line}:{self.col}" if self.col is not None else str(self.line)
+        args = "".join(f" {key}={value!r}" for key, value in self.args.items())
+        return f"{self.code} at {where}{args}"
+
+
+@dataclass(frozen=True)
+class Found:
+    line: int
+    col: int
+    code: str
+    message: str
+
+
+def _unquote(value: str) -> str:
+    return json.loads(value) if value.startswith('"') else value
+
+
+def message_pattern(template: str, args: dict[str, str]) -> re.Pattern[str]:
+    """The messages ``template`` can render with ``args`` in its fields (others: anything)."""
+    fields = set()
+    parts = []
+    for literal, name, _, _ in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if name is not None:
+            fields.add(name)
+            parts.append(re.escape(args[name]) if name in args else ".*?")
+    unknown = set(args) - fields
+    if unknown:
+        raise AssertionError(f"marker names {sorted(unknown)}, not fields of {template!r}")
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def parse_marker(text: str, line: int) -> list[Expected]:
+    expected: list[Expected] = []
+    for token in _TOKEN.finditer(text):
+        if token.group("code"):
+            code, _, col = token.group("code").partition(":")
+            expected.append(Expected(code, line, int(col) if col else None))
+        else:
+            expected[-1].args[token.group("key")] = _unquote(token.group("value"))
+    return expected
+
+
+def markers(path: Path) -> list[Expected]:
+    """Every finding the markers of ``path`` ask for, in line order."""
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        match = MARKER.search(line)
+        if match:
+            found.extend(parse_marker(match.group("marker"), number))
+    return found
+
+
+def fixture_options(path: Path) -> list[str]:
+    """The ``--hermetic-NAME=VALUE`` arguments of a fixture's options line."""
+    arguments = []
+    for line in path.read_text(encoding="utf-8").splitlines()[:OPTIONS_LINES_READ]:
+        match = OPTIONS_LINE.match(line)
+        if match:
+            pairs = match.group("pairs")
+            parsed = list(_PAIR.finditer(pairs))
+            assert parsed and _PAIR.sub("", pairs).strip() == "", f"{path.name}: cannot read {line!r}"
+            arguments.extend(f"--hermetic-{p.group('name')}={_unquote(p.group('value'))}" for p in parsed)
+    return arguments
 
 
 def fixture_files(code: str) -> list[Path]:
     return sorted(RULE_FIXTURES.rglob(f"test_{code.lower()}*.py"))
 
 
-def expected_lines(path: Path, code: str) -> list[int]:
-    lines = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        match = EXPECTED.search(line)
-        if match and code in match.group(1).split():
-            lines.extend([number] * match.group(1).split().count(code))
-    return lines
+def parse_report(output: str) -> dict[str, list[Found]]:
+    """flake8's default output -> the findings of each file, by its path."""
+    report: dict[str, list[Found]] = {}
+    for text in output.splitlines():
+        parts = text.split(":", 3)
+        if len(parts) == 4 and parts[1].isdigit() and parts[2].isdigit():
+            code, _, message = parts[3].strip().partition(" ")
+            report.setdefault(parts[0], []).append(Found(int(parts[1]), int(parts[2]), code, message))
+    return report
 
 
-@pytest.fixture(scope="module")
-def fixture_report(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, int, str]]:
-    root = tmp_path_factory.mktemp("fixtures")
-    shutil.copytree(RULE_FIXTURES, root / "rules")
+def run_flake8(root: Path, extra: list[str], target: str) -> dict[str, list[Found]]:
     result = flake8(
-        ["--isolated", f"--select={','.join(CODES)}", "--hermetic-no-baseline", "rules"],
+        ["--isolated", f"--select={','.join(CODES)}", "--hermetic-no-baseline", *extra, target],
         cwd=root,
     )
     assert result.returncode in (0, 1), result.stderr
     assert "Traceback" not in result.stderr, result.stderr
-    return codes_by_line(result.stdout)
+    return parse_report(result.stdout)
 
 
-def mismatches(code: str, report: list[tuple[str, int, str]]) -> list[str]:
-    """What differs between the lines ``code`` flagged and the lines its fixtures mark."""
+@pytest.fixture(scope="module")
+def fixture_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Found]]:
+    """Every fixture's findings, keyed by its path relative to ``tests/fixtures``."""
+    root = tmp_path_factory.mktemp("fixtures")
+    shutil.copytree(RULE_FIXTURES, root / "rules")
+    with_options = {
+        path.relative_to(RULE_FIXTURES.parent).as_posix(): fixture_options(path)
+        for path in sorted(RULE_FIXTURES.rglob("*.py"))
+    }
+    with_options = {relative: options for relative, options in with_options.items() if options}
+    for index, (relative, options) in enumerate(with_options.items()):
+        own = root / f"options{index}"
+        (own / relative).parent.mkdir(parents=True)
+        shutil.move(str(root / relative), own / relative)
+    report = run_flake8(root, [], "rules")
+    for index, (relative, options) in enumerate(with_options.items()):
+        report.update(run_flake8(root / f"options{index}", options, relative))
+    return report
+
+
+def mismatches(code: str, report: dict[str, list[Found]]) -> list[str]:
+    """What differs between what ``code`` flagged and what its fixtures mark."""
     problems = []
     for path in fixture_files(code):
         relative = path.relative_to(RULE_FIXTURES.parent).as_posix()
-        expected = expected_lines(path, code)
-        found = [line for name, line, found_code in report if name == relative and found_code == code]
+        expected = [e for e in markers(path) if e.code == code]
+        found = [f for f in report.get(relative, []) if f.code == code]
         if not expected:
             problems.append(f"{relative} marks no line with # {code}")
-        elif found != expected:
-            problems.append(f"{relative}: {code} flagged lines {found}, expected {expected}")
+            continue
+        found_lines = sorted(f.line for f in found)
+        expected_lines = [e.line for e in expected]
+        if found_lines != expected_lines:
+            problems.append(f"{relative}: {code} flagged lines {found_lines}, expected {expected_lines}")
+            continue
+        # the most demanding markers first, each taking a finding of its line
+        left = list(found)
+        for wanted in sorted(expected, key=lambda e: (e.col is None, -len(e.args))):
+            match = next((f for f in left if f.line == wanted.line and wanted.matches(f.col, f.message)), None)
+            if match is None:
+                here = [f"{f.col}: {f.message}" for f in found if f.line == wanted.line]
+                problems.append(f"{relative}: expected {wanted.describe()}, found {here}")
+            else:
+                left.remove(match)
     return problems
 
 
 @pytest.mark.parametrize("code", [pytest.param(code, id=code) for code in CODES])
-def test_rule_matches_its_fixture(code: str, fixture_report: list[tuple[str, int, str]]) -> None:
+def test_rule_matches_its_fixture(code: str, fixture_report: dict[str, list[Found]]) -> None:
     assert fixture_files(code), f"{code} has no fixture file tests/fixtures/rules/test_{code.lower()}.py"
     assert mismatches(code, fixture_report) == []
+
+
+@pytest.mark.parametrize(
+    ("comment", "expected"),
+    [
+        pytest.param("x()  # HRM105", [("HRM105", None, {})], id="code"),
+        pytest.param("x()  # HRM105 HRM105", [("HRM105", None, {}), ("HRM105", None, {})], id="twice"),
+        pytest.param("x()  # HRM105:5", [("HRM105", 5, {})], id="column"),
+        pytest.param(
+            'x()  # HRM106:3 name=subprocess.run why="runs make, twice" HRM105',
+            [("HRM106", 3, {"name": "subprocess.run", "why": "runs make, twice"}), ("HRM105", None, {})],
+            id="arguments",
+        ),
+        pytest.param("x = 1  # HRM108's", [], id="prose"),
+        pytest.param("x = 1  # see HRM108", [], id="prose-first"),
+        pytest.param("x = 1  # HRM108 flags it", [], id="prose-after"),
+    ],
+)
+def test_marker_syntax(comment: str, expected: list[tuple[str, int | None, dict[str, str]]]) -> None:
+    match = MARKER.search(comment)
+    parsed = parse_marker(match.group("marker"), 1) if match else []
+    assert [(e.code, e.col, e.args) for e in parsed] == expected
+
+
+def test_message_arguments_match_only_their_fields() -> None:
+    template = "{name}() runs a child that {why}; pass cwd="
+    assert message_pattern(template, {"name": "run"}).fullmatch("run() runs a child that x; pass cwd=")
+    assert not message_pattern(template, {"name": "run"}).fullmatch("os.run() runs a child that x; pass cwd=")
+    with pytest.raises(AssertionError, match="not fields"):
+        message_pattern(template, {"nmae": "run"})
+
+
+def test_options_line_becomes_command_line_options(tmp_path: Path) -> None:
+    fixture = tmp_path / "test_x.py"
+    fixture.write_text(
+        '"""Doc."""\n# hermetic-options: max-collection-bytes=4096 readonly-commands="make check,git status"\n',
+        encoding="utf-8",
+    )
+    assert fixture_options(fixture) == [
+        "--hermetic-max-collection-bytes=4096",
+        "--hermetic-readonly-commands=make check,git status",
+    ]

@@ -20,6 +20,7 @@ from flake8_hermetic.facts.hostpins import HOME_VARIABLES, PINNED_VARIABLES, map
 from flake8_hermetic.facts.processes import (
     SPAWNER_CALLS, ArgvReader, AssignedValues, CwdJudge, child_process, child_words,
 )
+from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 
@@ -1741,6 +1742,24 @@ class ChildWithoutCwdRule(Rule):
     )
 
     calls = SPAWNER_CALLS
+    options = (
+        OptionSpec(
+            "readonly-commands", "phrases",
+            (
+                "git rev-parse",
+                "git status",
+                "git log",
+                "git diff",
+                "git show",
+                "git ls-files",
+                "git check-ignore",
+                "git config --get",
+            ),
+            "Comma-separated command prefixes (e.g. 'git status') that a child "
+            "process may run without cwd= (HRM106).",
+            convert=lambda commands: tuple(tuple(command.split()) for command in commands),
+        ),
+    )
 
     __slots__ = ("_values", "_moved")
 
@@ -1761,7 +1780,7 @@ class ChildWithoutCwdRule(Rule):
         words = child_words(child, reader, node.lineno)
         if not words:
             return  # nothing on the call says what it runs
-        why = CwdJudge(reader, node.lineno, self.ctx.settings.readonly_commands).command(words)
+        why = CwdJudge(reader, node.lineno, self.ctx.settings.option("readonly-commands")).command(words)
         if why is not None:
             yield self.report(node, name=child.name, why=why)
 

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.collection.import_time import collection_time
 from flake8_hermetic.rules.collection.sizes import FOLD_DEPTH, BYTES_BUILDERS, Built, Folded, SizeFolder, human_size
@@ -70,12 +71,18 @@ class CollectionSizeRule(Rule):
     message = "{size} built at collection time and paid by every xdist worker; build it inside the test body"
     calls = frozenset({*BYTES_BUILDERS, "bytes", "bytearray", "list", "tuple"})
     methods = frozenset({"encode"})
+    options = (
+        OptionSpec(
+            "max-collection-bytes", "int", 1024 * 1024,
+            "Size in bytes from which a value built at collection time is flagged (HRM401).",
+        ),
+    )
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.timing = collection_time(ctx)
         self.folder = SizeFolder(ctx)
-        self.limit = ctx.settings.max_collection_bytes
+        self.limit = ctx.settings.option("max-collection-bytes")
         self._reported: set[int] = set()
 
     def visit_Assign(self, node: ast.Assign) -> Iterator[Violation]:

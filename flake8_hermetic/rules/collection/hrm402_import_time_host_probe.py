@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.collection.import_time import collection_time
 from flake8_hermetic.violation import Violation
@@ -98,15 +99,23 @@ class ImportTimeHostProbeRule(Rule):
     code = "HRM402"
     message = "{name} reads the host at import time, before any fixture can pin it; probe inside a fixture"
     calls = HOME_READERS | ENV_GETTERS | SKIP_MARKS
+    options = (
+        OptionSpec(
+            "host-readers", "list", (),
+            "Comma-separated dotted names of project functions that read host "
+            "state, flagged when called at import time (HRM402).",
+            convert=frozenset,
+        ),
+    )
 
     @classmethod
     def wanted_calls(cls, settings: Settings) -> frozenset[str] | None:
-        return (cls.calls or frozenset()) | settings.host_readers  # the project's own probes too
+        return (cls.calls or frozenset()) | settings.option("host-readers")  # the project's own probes too
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.timing = collection_time(ctx)
-        self.readers = HOME_READERS | ctx.settings.host_readers
+        self.readers = HOME_READERS | ctx.settings.option("host-readers")
 
     def _reads_host(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Call):

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.collection.literals import literal_head
 from flake8_hermetic.violation import Violation
@@ -103,10 +104,17 @@ class RelativeRepoPathRule(Rule):
     code = "HRM404"
     message = "{path} resolves against the working directory, not the repository; anchor it at Path(__file__).resolve().parents[N]"
     calls = PATH_TAKERS | {"os.path.*", "posixpath.*", "ntpath.*"}
+    options = (
+        OptionSpec(
+            "repo-dirs", "list", ("src", "tests", "test", "testing", "lib", "docs", "examples"),
+            "Comma-separated top-level repository directories whose relative "
+            "paths depend on the working directory (HRM404).",
+        ),
+    )
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self.dirs = tuple(d.strip("/") for d in ctx.settings.repo_dirs if d.strip("/"))
+        self.dirs = tuple(d.strip("/") for d in ctx.settings.option("repo-dirs") if d.strip("/"))
 
     def _takes_path(self, name: str) -> bool:
         if name in PATH_TAKERS:
