@@ -1,9 +1,18 @@
 """The facts layer: knowledge of test code that more than one rule family uses.
 
 Each module answers one kind of question about a file, given the tree and the
-:class:`~flake8_hermetic.context.Context`: names (``names``), expected
-failures (``raising``), mocks and patches (``mocks``), cleanup and teardown
-(``lifecycle``), child processes and their argv (``processes``), and what the
-conftest chain pins (``hostpins``). A module here never imports a rule; a
-rule imports facts, never another family's rules.
+:class:`~flake8_hermetic.context.Context`:
+
+- ``names``: the last name of a callee or attribute, a call's dotted name;
+- ``raising``: a ``with`` that expects a raise (one ``RAISES_METHODS``);
+- ``mocks``: what a patch call replaces, whether a name is patched around a node;
+- ``modules``: module-level shapes (the ``__main__`` guard);
+- ``environ``: the process environment, its getters and the home variables;
+- ``processes``, ``argv``, ``cwd_dependence``: child-process calls, the one
+  reader of their command line, and whether what they run reads the working
+  directory;
+- ``hostpins``: what the conftest chain's autouse fixtures pin.
+
+A module here never imports a rule; a rule imports facts, never another
+family's rules (``tests/test_layout.py``).
 """
