@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.names import last_name
 
 
 #: pytest's own fixtures that change into their directory and back at teardown
@@ -20,8 +21,7 @@ def changes_cwd(ctx: Context, node: ast.expr) -> bool:
     `os_helper.change_cwd(p)`, `temp_cwd()`, `tmpdir.as_cwd()`."""
     if not isinstance(node, ast.Call):
         return False
-    func = node.func
-    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    last = last_name(node)
     if not last:
         last = (ctx.call_name(node) or "").rpartition(".")[2]
     return last.endswith(CWD_CHANGER_ENDINGS)

@@ -1,5 +1,6 @@
 """Where a node sits in its function: the statements that run after it,
-whether it is the call a test expects to fail, what an ``except`` catches.
+whether it is the call a test expects to fail, whether it runs only in a
+script, what an ``except`` catches.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.raising import expects_raise
 from flake8_hermetic.nodes import NEW_FRAMES
 
 
@@ -44,9 +46,6 @@ def later_statements(ctx: Context, node: ast.AST) -> Iterator[tuple[ast.stmt, bo
             yield holder, True  # type: ignore[misc]
 
 
-RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
-
-
 def _fails(stmt: ast.stmt) -> bool:
     """``self.fail(...)``, ``pytest.fail(...)`` or ``raise``."""
     if isinstance(stmt, ast.Raise):
@@ -72,16 +71,19 @@ def expects_failure(ctx: Context, node: ast.AST) -> bool:
             return bool(holder.handlers) and bool(holder.orelse) and _fails(holder.orelse[0])
         if not isinstance(holder, (ast.With, ast.AsyncWith)) or holder.body[-1] is not stmt:
             return False
-        for item in holder.items:
-            expr = item.context_expr
-            if isinstance(expr, ast.Call):
-                func = expr.func
-                if isinstance(func, ast.Attribute) and func.attr in RAISES_METHODS:
-                    return True
-                if ctx.call_name(expr) == "pytest.raises":
-                    return True
-        return False
+        return any(expects_raise(ctx, item.context_expr) for item in holder.items)
     return False
+
+
+def under_main_guard(ctx: Context) -> bool:
+    """Inside ``if __name__ == "__main__":``, which runs only when the file
+    is executed as a script (by tox, by hand), never in a test run."""
+    return any(
+        isinstance(a, ast.If) and isinstance(a.test, ast.Compare) and isinstance(a.test.left, ast.Name)
+        and a.test.left.id == "__name__" and len(a.test.comparators) == 1
+        and isinstance(a.test.comparators[0], ast.Constant) and a.test.comparators[0].value == "__main__"
+        for a in ctx.parents
+    )
 
 
 def caught_errors(handler: ast.ExceptHandler) -> list[ast.expr]:

@@ -1,6 +1,6 @@
 """Where a call's result goes (:func:`holder_of`) and what the enclosing
 function does with the names it holds (:class:`FunctionFacts`, built at
-most once per function and rule, and only when a candidate is seen); the
+most once per function and file, and only when a candidate is seen); the
 bases of the rules that ask them.
 """
 
@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode, NEW_FRAMES
 from flake8_hermetic.rule import Rule
@@ -88,9 +89,11 @@ def walk_marking_nested(function: FunctionNode) -> Iterator[tuple[ast.AST, bool]
 
 
 class FunctionFacts:
-    """What one function does with the names it holds, from one walk of it."""
+    """What one function does with the names it holds, from one walk of it;
+    built once per function and file (``ctx.per_function(function, FunctionFacts)``),
+    and only when a rule sees a candidate in it."""
 
-    def __init__(self, ctx: Context, function: FunctionNode) -> None:
+    def __init__(self, function: FunctionNode, ctx: Context) -> None:
         #: receiver text -> the methods called on it (``p.wait()`` -> {"p": {"wait"}})
         self.methods: dict[str, set[str]] = {}
         #: loop or comprehension variable -> the names its iterable mentions
@@ -111,42 +114,53 @@ class FunctionFacts:
         registrations: list[set[str]] = []
         for node, nested in walk_marking_nested(function):
             if isinstance(node, (ast.Name, ast.Attribute)):
-                text = dotted_name(node)
-                if text is not None:
-                    self.lines.setdefault(text, []).append(node.lineno)
+                self._note_mention(node)
             if isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Attribute):
-                    receiver = dotted_name(func.value)
-                    if receiver is not None:
-                        self.methods.setdefault(receiver, set()).add(func.attr)
-                    callee = func.attr
-                else:
-                    callee = func.id if isinstance(func, ast.Name) else ""
-                arguments = set().union(*(mentions(a) for a in [*node.args, *node.keywords]))
-                if is_registration(ctx, node):
-                    registrations.append(arguments | mentions(func))
-                elif arguments:
-                    self.passed.append((callee, arguments))
+                self._note_call(ctx, node, registrations)
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                sources = mentions(node.iter)
-                for name in target_names(node.target):
-                    self.loop_sources.setdefault(name, set()).update(sources)
+                self._note_loop(node)
             elif isinstance(node, ast.withitem):
                 self.managed |= mentions(node.context_expr)
             elif isinstance(node, DEF_TYPES) and node is not function:
                 local_defs[node.name] = set().union(*(mentions(s) for s in node.body))
-            elif nested:
-                continue  # a local def's return and yield are its own
-            elif isinstance(node, ast.Return) and node.value is not None:
-                self.returned |= mentions(node.value)
-            elif isinstance(node, (ast.Yield, ast.YieldFrom)):
-                end = getattr(node, "end_lineno", None) or node.lineno
-                self.yield_end = end if self.yield_end is None else min(self.yield_end, end)
+            elif not nested:  # a local def's return and yield are its own
+                self._note_exit(node)
         for names in registrations:
             self.registered |= names
             for name in names & local_defs.keys():
                 self.registered |= local_defs[name]
+
+    def _note_mention(self, node: ast.Name | ast.Attribute) -> None:
+        text = dotted_name(node)
+        if text is not None:
+            self.lines.setdefault(text, []).append(node.lineno)
+
+    def _note_call(self, ctx: Context, node: ast.Call, registrations: list[set[str]]) -> None:
+        """The method called on a receiver, and what the arguments mention:
+        a registration's (with its callee) go to ``registrations``."""
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            receiver = dotted_name(func.value)
+            if receiver is not None:
+                self.methods.setdefault(receiver, set()).add(func.attr)
+        arguments = set().union(*(mentions(a) for a in [*node.args, *node.keywords]))
+        if is_registration(ctx, node):
+            registrations.append(arguments | mentions(func))
+        elif arguments:
+            self.passed.append((last_name(node), arguments))
+
+    def _note_loop(self, node: ast.For | ast.AsyncFor | ast.comprehension) -> None:
+        sources = mentions(node.iter)
+        for name in target_names(node.target):
+            self.loop_sources.setdefault(name, set()).update(sources)
+
+    def _note_exit(self, node: ast.AST) -> None:
+        """A ``return`` value's names, and the end of the first ``yield``."""
+        if isinstance(node, ast.Return) and node.value is not None:
+            self.returned |= mentions(node.value)
+        elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+            end = getattr(node, "end_lineno", None) or node.lineno
+            self.yield_end = end if self.yield_end is None else min(self.yield_end, end)
 
     def aliases(self, name: str) -> set[str]:
         """``name`` and the loop variables that iterate over it."""
@@ -195,17 +209,10 @@ class KnownClassesRule(Rule):
 class FunctionRule(Rule):
     """A rule that asks :class:`FunctionFacts` about the enclosing function."""
 
-    __slots__ = ("_facts",)
-
-    def __init__(self, ctx: Context) -> None:
-        super().__init__(ctx)
-        self._facts: dict[int, FunctionFacts] = {}
+    __slots__ = ()
 
     def facts(self, function: FunctionNode) -> FunctionFacts:
-        found = self._facts.get(id(function))
-        if found is None:
-            found = self._facts[id(function)] = FunctionFacts(self.ctx, function)
-        return found
+        return self.ctx.per_function(function, FunctionFacts)
 
     def in_helper(self) -> bool:
         """Inside a plain function (not a test, fixture or TestCase method)."""

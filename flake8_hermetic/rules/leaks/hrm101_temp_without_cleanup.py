@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
-from flake8_hermetic.nodes import DEF_TYPES
+from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
 from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.flow import later_statements
 from flake8_hermetic.rules.leaks.function_facts import CONTAINER_METHODS, FunctionRule, Holder, holder_of
-from flake8_hermetic.rules.leaks.lifecycle import CLASS_SETUPS, CLASS_TEARDOWNS, INSTANCE_TEARDOWNS, MODULE_SETUPS, MODULE_TEARDOWNS, class_family, is_registration, method_of, removes_any
+from flake8_hermetic.rules.leaks.lifecycle import is_registration, method_of, paired_body, pairing_of, removes_any
 from flake8_hermetic.rules.leaks.syntax import bool_keyword, mentions, target_names
 from flake8_hermetic.rules.leaks.temp_paths import GETTEMPDIR, PATH_CARRIERS
 
@@ -74,6 +74,16 @@ TEMP_MAKERS = {
     "tempfile.NamedTemporaryFile": "NamedTemporaryFile",
     "tempfile.TemporaryDirectory": "TemporaryDirectory",
 }
+
+
+def _kept_on_instance(function: FunctionNode, names: tuple[str, ...]) -> set[str]:
+    """Those of ``names`` kept on ``self`` or ``cls``, also under another
+    name (``self.fname = fname.lower()``, ``self.root = root``)."""
+    kept = {n for n in names if n.startswith(("self.", "cls."))}
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.Assign) and mentions(sub.value) & set(names):
+            kept.update(n for t in sub.targets for n in target_names(t) if n.startswith(("self.", "cls.")))
+    return kept
 
 
 class TempWithoutCleanupRule(FunctionRule):
@@ -261,38 +271,33 @@ class TempWithoutCleanupRule(FunctionRule):
         function = self.ctx.function
         if method is None or function is None:
             return False
-        teardowns: tuple[str, ...]
-        if owner is None:
-            if method.name not in MODULE_SETUPS:
-                return False
-            kept, teardowns, body = set(holder.names), MODULE_TEARDOWNS, self.ctx.tree.body
-        else:
-            kept = {n for n in holder.names if n.startswith(("self.", "cls."))}
-            # ``self.fname = fname.lower()``, ``self.root = root``: kept under another name
-            for sub in ast.walk(function):
-                if isinstance(sub, ast.Assign) and mentions(sub.value) & set(holder.names):
-                    kept.update(
-                        n for t in sub.targets for n in target_names(t) if n.startswith(("self.", "cls."))
-                    )
-            teardowns = CLASS_TEARDOWNS if method.name in CLASS_SETUPS else INSTANCE_TEARDOWNS
-            body = [s for c in class_family(self.ctx, owner) for s in c.body]
+        pairing = pairing_of(owner, method)
+        if pairing is None:
+            return False
+        kept = set(holder.names) if owner is None else _kept_on_instance(function, holder.names)
         if not kept:
             return False
-        for teardown in body:
-            if isinstance(teardown, DEF_TYPES) and teardown.name in teardowns:
-                loops = {
-                    name for sub in ast.walk(teardown) if isinstance(sub, (ast.For, ast.comprehension))
-                    and mentions(sub.iter) & kept for name in target_names(sub.target)
-                }
-                if any(
-                    isinstance(sub, ast.stmt) and (removes_any(sub, kept | loops) or _registers_cleanup_of(
-                        self.ctx, sub, tuple(kept))) for sub in ast.walk(teardown)
-                ) or any(
-                    isinstance(sub, ast.Call) and "clean" in (dotted_name(sub.func) or "").rpartition(".")[2].lower()
-                    and any(dotted_name(a) in kept for a in sub.args) for sub in ast.walk(teardown)
-                ):
-                    return True
-        return False
+        return any(
+            isinstance(teardown, DEF_TYPES) and teardown.name in pairing.teardowns
+            and self._teardown_removes(teardown, kept)
+            for teardown in paired_body(self.ctx, owner)
+        )
+
+    def _teardown_removes(self, teardown: FunctionNode, kept: set[str]) -> bool:
+        """``teardown`` removes one of ``kept`` (also in a loop over them),
+        registers its cleanup, or hands it to a function whose name says
+        it cleans."""
+        loops = {
+            name for sub in ast.walk(teardown) if isinstance(sub, (ast.For, ast.comprehension))
+            and mentions(sub.iter) & kept for name in target_names(sub.target)
+        }
+        return any(
+            isinstance(sub, ast.stmt) and (removes_any(sub, kept | loops) or _registers_cleanup_of(
+                self.ctx, sub, tuple(kept))) for sub in ast.walk(teardown)
+        ) or any(
+            isinstance(sub, ast.Call) and "clean" in (dotted_name(sub.func) or "").rpartition(".")[2].lower()
+            and any(dotted_name(a) in kept for a in sub.args) for sub in ast.walk(teardown)
+        )
 
     def _inside_swapped_tempdir(self, node: ast.Call) -> bool:
         """Inside a ``with`` block whose manager, defined in this file, swaps

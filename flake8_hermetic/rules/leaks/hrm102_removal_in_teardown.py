@@ -13,6 +13,7 @@ from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.function_facts import CONTAINER_METHODS
 from flake8_hermetic.rules.leaks.lifecycle import CLEANUP_REGISTRARS, REMOVERS, SETUP_METHODS, removes_any
 from flake8_hermetic.rules.leaks.syntax import mentions
+from flake8_hermetic.facts.names import last_name
 
 
 TEARDOWN_METHODS = frozenset({"tearDown", "tearDownClass", "asyncTearDown"})
@@ -140,9 +141,7 @@ SAFE_CALLS = frozenset({
 def _makes_directory(stmt: ast.stmt) -> bool:
     for sub in ast.walk(stmt):
         if isinstance(sub, ast.Call):
-            func = sub.func
-            last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if last in DIRECTORY_MAKERS and dotted_name(func) != "tempfile.mktemp":
+            if last_name(sub) in DIRECTORY_MAKERS and dotted_name(sub.func) != "tempfile.mktemp":
                 return True
     return False
 
@@ -199,7 +198,7 @@ def _removes_and_reraises(stmt: ast.stmt) -> bool:
         return False
     for handler in stmt.handlers:
         removes = any(
-            isinstance(sub, ast.Call) and (getattr(sub.func, "attr", None) or getattr(sub.func, "id", "")) in REMOVERS
+            isinstance(sub, ast.Call) and last_name(sub) in REMOVERS
             for inner in handler.body for sub in ast.walk(inner)
         )
         if removes and any(isinstance(inner, ast.Raise) for inner in handler.body):

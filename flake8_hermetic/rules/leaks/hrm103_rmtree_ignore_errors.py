@@ -5,10 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from flake8_hermetic.context import Context
+from flake8_hermetic.facts.raising import RAISES_METHODS, expects_raise
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
-from flake8_hermetic.rules.leaks.flow import RAISES_METHODS
 from flake8_hermetic.rules.leaks.syntax import bool_keyword
 
 
@@ -96,17 +95,10 @@ class RmtreeIgnoreErrorsRule(Rule):
             if isinstance(func, ast.Attribute) and func.attr in RAISES_METHODS and len(call.args) >= 3:
                 return self.ctx.resolve(call.args[1]) == "shutil.rmtree" and ast.dump(call.args[2]) == path
             return False
-        if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_expects_raise(self.ctx, i.context_expr) for i in stmt.items):
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(expects_raise(self.ctx, i.context_expr) for i in stmt.items):
             return any(
                 isinstance(sub, ast.Call) and self.ctx.call_name(sub) == "shutil.rmtree"
                 and bool(sub.args) and ast.dump(sub.args[0]) == path
                 for inner in stmt.body for sub in ast.walk(inner)
             )
         return False
-
-
-def _expects_raise(ctx: Context, manager: ast.expr) -> bool:
-    if not isinstance(manager, ast.Call):
-        return False
-    func = manager.func
-    return (isinstance(func, ast.Attribute) and func.attr in RAISES_METHODS) or ctx.call_name(manager) == "pytest.raises"

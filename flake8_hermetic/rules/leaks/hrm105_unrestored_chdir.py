@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.cwd import CWD_FIXTURES
 from flake8_hermetic.rules.leaks.undone_change import UndoneChangeRule, saved_from
+from flake8_hermetic.facts.names import callee_last_name
 
 
 class ChdirRule(UndoneChangeRule):
@@ -102,7 +102,7 @@ class ChdirRule(UndoneChangeRule):
 
     def restoring_manager(self, call: ast.Call) -> bool:
         """``contextlib.chdir()``, ``change_cwd()``, ``temp_cwd()``, ``p.as_cwd()``."""
-        name = (self.ctx.call_name(call) or dotted_name(call.func) or "").rpartition(".")[2].lower()
+        name = callee_last_name(self.ctx, call).lower()
         return "cwd" in name or "chdir" in name
 
     def is_restore(self, call: ast.Call) -> bool:

@@ -11,6 +11,7 @@ from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.cwd import CWD_FIXTURES, changes_cwd
+from flake8_hermetic.rules.leaks.flow import under_main_guard
 from flake8_hermetic.rules.leaks.lifecycle import SETUP_METHODS
 
 
@@ -127,13 +128,7 @@ class ChildWithoutCwdRule(Rule):
     def in_script_entry_point(self) -> bool:
         """Module code under ``if __name__ == "__main__":`` runs when the file
         is executed as a script (by tox, by hand), never in a test run."""
-        return self.ctx.function is None and any(
-            isinstance(ancestor, ast.If) and isinstance(ancestor.test, ast.Compare)
-            and isinstance(ancestor.test.left, ast.Name) and ancestor.test.left.id == "__name__"
-            and len(ancestor.test.comparators) == 1 and isinstance(ancestor.test.comparators[0], ast.Constant)
-            and ancestor.test.comparators[0].value == "__main__"
-            for ancestor in self.ctx.parents
-        )
+        return self.ctx.function is None and under_main_guard(self.ctx)
 
     def scopes(self) -> list[AssignedValues]:
         found = []

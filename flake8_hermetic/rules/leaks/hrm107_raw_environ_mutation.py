@@ -9,6 +9,7 @@ from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.environ import ENVIRON
 from flake8_hermetic.rules.leaks.undone_change import UndoneChangeRule, saved_from
+from flake8_hermetic.facts.names import callee_last_name
 
 
 ENVIRON_SNAPSHOTS = frozenset({"os.environ.copy", "os.environb.copy"})
@@ -231,8 +232,7 @@ class RawEnvironMutationRule(UndoneChangeRule):
         return False
 
     def applies(self, call: ast.Call) -> bool:
-        name = self.ctx.call_name(call) or dotted_name(call.func) or ""
-        return name.rpartition(".")[2] == "tzset"
+        return callee_last_name(self.ctx, call) == "tzset"
 
     def puts_back_all(self, stmt: ast.stmt) -> bool:
         """``os.environ.update(saved)`` as a statement."""

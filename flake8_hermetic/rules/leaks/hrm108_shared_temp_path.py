@@ -14,6 +14,7 @@ from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.syntax import target_names
 from flake8_hermetic.rules.leaks.temp_paths import GETTEMPDIR, PATH_CARRIERS, PATH_JOINERS
+from flake8_hermetic.facts.names import last_name
 
 
 SHARED_TEMP_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/")
@@ -321,9 +322,7 @@ class SharedTempPathRule(Rule):
             if isinstance(ancestor, (ast.Assert, ast.Compare)):
                 return True
             if isinstance(ancestor, ast.Call):
-                func = ancestor.func
-                last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if last.startswith("assert"):
+                if last_name(ancestor).startswith("assert"):
                     return True
             if isinstance(ancestor, ast.stmt):
                 return False

@@ -10,6 +10,7 @@ from flake8_hermetic.facts.hostpins import HOME_VARIABLES, pin_sites
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.environ import ENVIRON
+from flake8_hermetic.facts.names import last_name
 
 
 HOME_CALLS = frozenset({"pathlib.Path.home", "pathlib.PosixPath.home", "pathlib.WindowsPath.home"})
@@ -150,8 +151,7 @@ class HomeReadRule(Rule):
             return True  # import time: HRM402
         parent = self.ctx.parent
         if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
-            func = parent.func
-            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in TYPE_CHECKS:
+            if last_name(parent) in TYPE_CHECKS:
                 return True  # only the type of the value is looked at
         line = getattr(node, "lineno", 0)
         for scope in self.ctx.scopes:

@@ -12,6 +12,7 @@ from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.function_facts import CONTAINER_METHODS, FunctionRule, KnownClassesRule, holder_of
 from flake8_hermetic.rules.leaks.lifecycle import class_family, method_of
 from flake8_hermetic.rules.leaks.syntax import mentions, target_names
+from flake8_hermetic.facts.names import last_name
 
 
 THREAD_CLASSES = frozenset({"threading.Thread", "threading.Timer"})
@@ -191,7 +192,6 @@ class UnjoinedThreadRule(KnownClassesRule, FunctionRule):
                 receiver = dotted_name(func.value) or ""
                 if receiver in kept or ("." in receiver and receiver.rpartition(".")[2] in attributes):
                     return True
-            callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if "join" in callee.lower() and any(dotted_name(a) in kept for a in call.args):
+            if "join" in last_name(call).lower() and any(dotted_name(a) in kept for a in call.args):
                 return True
         return False

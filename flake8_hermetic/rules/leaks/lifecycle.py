@@ -6,10 +6,12 @@ the file a method's class inherits from.
 from __future__ import annotations
 
 import ast
+from typing import Literal, NamedTuple
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import FunctionNode
+from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.rules.leaks.syntax import mentions
 
 
@@ -41,9 +43,7 @@ def removes_any(stmt: ast.stmt, names: set[str]) -> bool:
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     if not isinstance(call, ast.Call):
         return False
-    func = call.func
-    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return last in REMOVERS and bool(mentions(call) & names)
+    return last_name(call) in REMOVERS and bool(mentions(call) & names)
 
 
 SETUP_METHODS = frozenset({"setUp", "setUpClass", "asyncSetUp"})
@@ -84,3 +84,34 @@ def class_family(ctx: Context, owner: ast.ClassDef) -> list[ast.ClassDef]:
         family.append(current)
         pending.extend(local[name] for name in (dotted_name(b) for b in current.bases) if name in local)
     return family
+
+
+class Pairing(NamedTuple):
+    """Which teardowns run after a method, and the setups whose registered
+    cleanups do: a module's, a class's or each test's."""
+
+    group: Literal["module", "class", "instance"]
+    teardowns: tuple[str, ...]
+    setups: tuple[str, ...]
+
+
+MODULE_PAIRING = Pairing("module", MODULE_TEARDOWNS, MODULE_SETUPS)
+CLASS_PAIRING = Pairing("class", CLASS_TEARDOWNS, CLASS_SETUPS)
+INSTANCE_PAIRING = Pairing("instance", INSTANCE_TEARDOWNS, INSTANCE_SETUPS)
+
+
+def pairing_of(owner: ast.ClassDef | None, method: FunctionNode) -> Pairing | None:
+    """The teardowns that undo what ``method`` (of class ``owner``, or a
+    module-level function when it is None) does: None for a module-level
+    function other than ``setUpModule``/``setup_module``."""
+    if owner is None:
+        return MODULE_PAIRING if method.name in MODULE_SETUPS else None
+    return CLASS_PAIRING if method.name in CLASS_SETUPS else INSTANCE_PAIRING
+
+
+def paired_body(ctx: Context, owner: ast.ClassDef | None) -> list[ast.stmt]:
+    """Where the teardowns paired with a method are defined: the module
+    body, or the bodies of the method's class and its bases in the file."""
+    if owner is None:
+        return ctx.tree.body
+    return [s for c in class_family(ctx, owner) for s in c.body]

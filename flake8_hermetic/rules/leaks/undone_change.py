@@ -11,9 +11,11 @@ from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode, NEW_FRAMES
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.leaks.flow import expects_failure, later_statements, path_to
+from flake8_hermetic.rules.leaks.flow import expects_failure, later_statements, path_to, under_main_guard
 from flake8_hermetic.rules.leaks.function_facts import walk_marking_nested
-from flake8_hermetic.rules.leaks.lifecycle import CLASS_SETUPS, CLASS_TEARDOWNS, INSTANCE_SETUPS, INSTANCE_TEARDOWNS, MODULE_SETUPS, MODULE_TEARDOWNS, TEARDOWNS, class_family, is_registration, method_of
+from flake8_hermetic.rules.leaks.lifecycle import (
+    TEARDOWNS, Pairing, is_registration, method_of, paired_body, pairing_of,
+)
 from flake8_hermetic.rules.leaks.syntax import mentions, target_names
 
 
@@ -66,6 +68,34 @@ def first_yield_end(function: FunctionNode) -> int | None:
     return end
 
 
+def _child_pid(test: ast.expr) -> str | None:
+    """The name an ``if`` test finds zero, the child's side of a fork:
+    ``pid`` for ``if not pid:`` and ``if pid == 0:``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return dotted_name(test.operand)
+    if (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0
+    ):
+        return dotted_name(test.left)
+    return None
+
+
+def _forks_into(ctx: Context, function: ast.AST, pid: str) -> bool:
+    """``function`` assigns ``pid = os.fork()`` (or ``os.forkpty()``)."""
+    return any(
+        isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call)
+        and ctx.call_name(sub.value) in FORKS
+        and pid in {n for t in sub.targets for n in target_names(t)}
+        for sub in ast.walk(function)
+    )
+
+
+def _yield_end(function: FunctionNode, ctx: Context) -> int | None:
+    """:func:`first_yield_end`, once per function and file (``ctx.per_function``)."""
+    return first_yield_end(function)
+
+
 class UndoneChangeRule(Rule):
     """A rule about a change to process-wide state (the working directory,
     the environment) that stays quiet where the reader of the test sees the
@@ -77,10 +107,10 @@ class UndoneChangeRule(Rule):
         super().__init__(ctx)
         #: (class node id, method group) -> the code that runs after that group's methods
         self._undoers: dict[tuple[int, str], list[ast.AST]] = {}
-        # per function (id): the first yield's last line, the lines of the cleanup
-        # registrations that undo the state, and whether code after the yield changes
-        # it; a function with many changes would otherwise be walked once per change
-        self._yield_ends: dict[int, int | None] = {}
+        # per function (id), kept per rule because they ask the rule's own
+        # ``changes``: the lines of the cleanup registrations that undo the state,
+        # and whether code after the yield changes it; a function with many
+        # changes would otherwise be walked once per change
         self._undoing_registrations: dict[int, list[int]] = {}
         self._changed_after_yield: dict[int, bool] = {}
 
@@ -126,7 +156,7 @@ class UndoneChangeRule(Rule):
             or self._undone_by_class(node)
             or self._in_fork_child(node)
             or expects_failure(self.ctx, node)
-            or self._under_main_guard()
+            or under_main_guard(self.ctx)
             or self._in_registered_callback(node)
             or self._in_restorer(node)
             or self._in_preexec_fn()
@@ -150,7 +180,7 @@ class UndoneChangeRule(Rule):
         its ``yield`` (``cwd = os.getcwd(); yield ...; os.chdir(cwd)``)."""
         for node in self.ctx.tree.body:
             if isinstance(node, DEF_TYPES) and node.name == name and self.ctx.scope_of(node).is_fixture:
-                end = first_yield_end(node)
+                end = self.ctx.per_function(node, _yield_end)
                 return end is not None and any(
                     self.changes(stmt) for stmt in ast.walk(node)
                     if isinstance(stmt, ast.stmt) and stmt.lineno > end and not isinstance(stmt, DEF_TYPES)
@@ -199,15 +229,6 @@ class UndoneChangeRule(Rule):
             isinstance(sub, ast.Call) and is_registration(self.ctx, sub) and inner.name in mentions(sub)  # type: ignore[attr-defined]
             for sub in ast.walk(outer)
         ) and self.puts_back(node)
-
-    def _under_main_guard(self) -> bool:
-        """``if __name__ == "__main__":`` runs only when the file is a script."""
-        return any(
-            isinstance(a, ast.If) and isinstance(a.test, ast.Compare) and isinstance(a.test.left, ast.Name)
-            and a.test.left.id == "__name__" and len(a.test.comparators) == 1
-            and isinstance(a.test.comparators[0], ast.Constant) and a.test.comparators[0].value == "__main__"
-            for a in self.ctx.parents
-        )
 
     def _in_finally_or_try(self, node: ast.AST) -> bool:
         """The restore half (a change in a ``finally``), or a change in the
@@ -320,9 +341,7 @@ class UndoneChangeRule(Rule):
         if function is None:
             return False
         key = id(function)
-        if key not in self._yield_ends:
-            self._yield_ends[key] = first_yield_end(function)
-        end = self._yield_ends[key]
+        end = self.ctx.per_function(function, _yield_end)
         if end is None:
             return False
         line = getattr(node, "lineno", 0)
@@ -349,32 +368,28 @@ class UndoneChangeRule(Rule):
             return False
         if method.name in TEARDOWNS:
             return self.puts_back(node)
-        teardowns: tuple[str, ...]
-        setups: tuple[str, ...]
-        if owner is None:
-            group, teardowns, setups = "module", MODULE_TEARDOWNS, MODULE_SETUPS
-            if method.name not in MODULE_SETUPS:
-                return False
-            holder: list[ast.stmt] = self.ctx.tree.body
-        elif method.name in CLASS_SETUPS:
-            group, teardowns, setups = "class", CLASS_TEARDOWNS, CLASS_SETUPS
-            holder = [s for c in class_family(self.ctx, owner) for s in c.body]
-        else:
-            group, teardowns, setups = "instance", INSTANCE_TEARDOWNS, INSTANCE_SETUPS
-            holder = [s for c in class_family(self.ctx, owner) for s in c.body]
-        key = (id(owner if owner is not None else self.ctx.tree), group)
+        pairing = pairing_of(owner, method)
+        if pairing is None:
+            return False
+        undoers = self._class_undoers(owner, pairing)
+        return bool(undoers) and self.covered_by_class(node, undoers, method.name in pairing.setups)
+
+    def _class_undoers(self, owner: ast.ClassDef | None, pairing: Pairing) -> list[ast.AST]:
+        """The teardowns of ``pairing`` and the callbacks its setups register,
+        for ``owner`` (and its bases in the file) or the module."""
+        key = (id(owner if owner is not None else self.ctx.tree), pairing.group)
         undoers = self._undoers.get(key)
         if undoers is None:
             undoers = []
-            for sub in holder:
-                if isinstance(sub, DEF_TYPES) and sub.name in teardowns:
+            for sub in paired_body(self.ctx, owner):
+                if isinstance(sub, DEF_TYPES) and sub.name in pairing.teardowns:
                     undoers.append(sub)
-                elif isinstance(sub, DEF_TYPES) and sub.name in setups:
+                elif isinstance(sub, DEF_TYPES) and sub.name in pairing.setups:
                     for call in ast.walk(sub):
                         if isinstance(call, ast.Call) and is_registration(self.ctx, call):
                             undoers += self._callbacks(call, sub)
             self._undoers[key] = undoers
-        return bool(undoers) and self.covered_by_class(node, undoers, method.name in setups)
+        return undoers
 
     def _in_fork_child(self, node: ast.AST) -> bool:
         """``if pid == 0:`` (or ``if not pid:``) after ``pid = os.fork()``:
@@ -383,21 +398,7 @@ class UndoneChangeRule(Rule):
         for ancestor, on_path in self.ctx.ancestors_in_function(node):
             if not isinstance(ancestor, ast.If) or not any(s is on_path for s in ancestor.body):
                 continue
-            test = ancestor.test
-            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                pid = dotted_name(test.operand)
-            elif (
-                isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0
-            ):
-                pid = dotted_name(test.left)
-            else:
-                continue
-            if pid is not None and function is not None and any(
-                isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call)
-                and self.ctx.call_name(sub.value) in FORKS
-                and pid in {n for t in sub.targets for n in target_names(t)}
-                for sub in ast.walk(function)
-            ):
+            pid = _child_pid(ancestor.test)
+            if pid is not None and function is not None and _forks_into(self.ctx, function, pid):
                 return True
         return False
