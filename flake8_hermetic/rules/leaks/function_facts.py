@@ -186,6 +186,23 @@ class FunctionFacts:
         return any(number > line for number in self.lines.get(name, ()))
 
 
+def kept_on_instance(names: tuple[str, ...]) -> set[str]:
+    """Those of ``names`` kept on the instance or the class: ``self.x``, ``cls.x``."""
+    return {n for n in names if n.startswith(("self.", "cls."))}
+
+
+def ends_kept(call: ast.Call, kept: set[str], methods: frozenset[str], attributes: frozenset[str] = frozenset()) -> bool:
+    """``call`` ends one of ``kept`` from another method of the class: it
+    calls one of ``methods`` on it (``self.proc.kill()``, ``self.thread.join()``),
+    or on any receiver whose last attribute is in ``attributes``
+    (``target.threads`` for a kept ``self.threads``)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in methods:
+        return False
+    receiver = dotted_name(func.value) or ""
+    return receiver in kept or ("." in receiver and receiver.rpartition(".")[2] in attributes)
+
+
 class KnownClassesRule(Rule):
     """A rule about instances of ``known_classes`` (canonical names), which
     also recognises subclasses defined earlier in the same file."""

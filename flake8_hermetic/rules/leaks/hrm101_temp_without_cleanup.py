@@ -10,7 +10,7 @@ from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
 from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.flow import later_statements
-from flake8_hermetic.rules.leaks.function_facts import CONTAINER_METHODS, FunctionRule, Holder, holder_of
+from flake8_hermetic.rules.leaks.function_facts import CONTAINER_METHODS, FunctionRule, Holder, holder_of, kept_on_instance
 from flake8_hermetic.rules.leaks.lifecycle import is_registration, method_of, paired_body, pairing_of, removes_any
 from flake8_hermetic.rules.leaks.syntax import bool_keyword, mentions, target_names
 from flake8_hermetic.rules.leaks.temp_paths import GETTEMPDIR, PATH_CARRIERS
@@ -79,7 +79,7 @@ TEMP_MAKERS = {
 def _kept_on_instance(function: FunctionNode, names: tuple[str, ...]) -> set[str]:
     """Those of ``names`` kept on ``self`` or ``cls``, also under another
     name (``self.fname = fname.lower()``, ``self.root = root``)."""
-    kept = {n for n in names if n.startswith(("self.", "cls."))}
+    kept = kept_on_instance(names)
     for sub in ast.walk(function):
         if isinstance(sub, ast.Assign) and mentions(sub.value) & set(names):
             kept.update(n for t in sub.targets for n in target_names(t) if n.startswith(("self.", "cls.")))

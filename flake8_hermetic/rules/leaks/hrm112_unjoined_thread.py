@@ -9,7 +9,9 @@ from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
 from flake8_hermetic.violation import Violation
-from flake8_hermetic.rules.leaks.function_facts import CONTAINER_METHODS, FunctionRule, KnownClassesRule, holder_of
+from flake8_hermetic.rules.leaks.function_facts import (
+    CONTAINER_METHODS, FunctionRule, KnownClassesRule, ends_kept, holder_of, kept_on_instance,
+)
 from flake8_hermetic.rules.leaks.lifecycle import class_family, method_of
 from flake8_hermetic.rules.leaks.syntax import mentions, target_names
 from flake8_hermetic.facts.names import last_name
@@ -157,41 +159,50 @@ class UnjoinedThreadRule(KnownClassesRule, FunctionRule):
         """A thread kept on ``self`` (or in a list kept on ``self``) may be
         joined by another method of the class: ``tearDown``, a cleanup
         ``setUp`` registered, a ``stop()`` the test calls."""
-        kept = {n for n in names if n.startswith(("self.", "cls."))}
-        for sub in ast.walk(function):
-            if not isinstance(sub, ast.Call) or not isinstance(sub.func, ast.Attribute):
-                continue
-            if sub.func.attr in CONTAINER_METHODS:
-                receiver = dotted_name(sub.func.value)
-                if receiver is not None and receiver.startswith(("self.", "cls.")):
-                    if set().union(*(mentions(a) for a in sub.args)) & set(names):
-                        kept.add(receiver)
+        kept = _kept_with_containers(names, function)
         owner, _ = method_of(self.ctx)
         if not kept or owner is None:
             return False
         joins = JOIN_METHODS | self.joining_methods.get(cls or "", set())
         searched: list[ast.AST] = list(class_family(self.ctx, owner))
         outer = [s.node for s in self.ctx.scopes if s.kind == "function" and getattr(s.node, "lineno", 0) < owner.lineno]
+        attributes: frozenset[str] = frozenset()
         if outer:
             # a class defined inside the test: the test joins what its instance keeps (``target.threads``)
             searched.append(outer[-1])
-            attributes = {name.rpartition(".")[2] for name in kept}
-        else:
-            attributes = set()
-        calls: list[ast.Call] = []
-        for sub in (node for root in searched for node in ast.walk(root)):
-            if isinstance(sub, (ast.For, ast.AsyncFor, ast.comprehension)):
-                source = dotted_name(sub.iter) or ""
-                if source in kept or (attributes and source.rpartition(".")[2] in attributes and "." in source):
-                    kept.update(target_names(sub.target))
-            elif isinstance(sub, ast.Call):
-                calls.append(sub)
-        for call in calls:
-            func = call.func
-            if isinstance(func, ast.Attribute) and func.attr in joins:
-                receiver = dotted_name(func.value) or ""
-                if receiver in kept or ("." in receiver and receiver.rpartition(".")[2] in attributes):
-                    return True
-            if "join" in last_name(call).lower() and any(dotted_name(a) in kept for a in call.args):
-                return True
-        return False
+            attributes = frozenset(name.rpartition(".")[2] for name in kept)
+        calls = _calls_following_loops(searched, kept, attributes)
+        return any(
+            ends_kept(call, kept, joins, attributes)
+            or ("join" in last_name(call).lower() and any(dotted_name(a) in kept for a in call.args))
+            for call in calls
+        )
+
+
+def _kept_with_containers(names: tuple[str, ...], function: FunctionNode) -> set[str]:
+    """Those of ``names`` kept on ``self`` or ``cls``, and the containers on
+    ``self`` that ``function`` puts them in (``self.threads.append(t)``)."""
+    kept = kept_on_instance(names)
+    for sub in ast.walk(function):
+        if not isinstance(sub, ast.Call) or not isinstance(sub.func, ast.Attribute):
+            continue
+        if sub.func.attr in CONTAINER_METHODS:
+            receiver = dotted_name(sub.func.value)
+            if receiver is not None and receiver.startswith(("self.", "cls.")):
+                if set().union(*(mentions(a) for a in sub.args)) & set(names):
+                    kept.add(receiver)
+    return kept
+
+
+def _calls_following_loops(searched: list[ast.AST], kept: set[str], attributes: frozenset[str]) -> list[ast.Call]:
+    """The calls under ``searched``; on the way, the variables of the loops
+    over one of ``kept`` join ``kept`` (``for t in self.threads: t.join()``)."""
+    calls: list[ast.Call] = []
+    for sub in (node for root in searched for node in ast.walk(root)):
+        if isinstance(sub, (ast.For, ast.AsyncFor, ast.comprehension)):
+            source = dotted_name(sub.iter) or ""
+            if source in kept or (attributes and source.rpartition(".")[2] in attributes and "." in source):
+                kept.update(target_names(sub.target))
+        elif isinstance(sub, ast.Call):
+            calls.append(sub)
+    return calls

@@ -9,7 +9,7 @@ from flake8_hermetic.facts.mocks import mocked_here
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.flow import caught_errors, expects_failure
-from flake8_hermetic.rules.leaks.function_facts import FunctionRule, holder_of
+from flake8_hermetic.rules.leaks.function_facts import FunctionRule, ends_kept, holder_of, kept_on_instance
 
 
 REAPERS = frozenset({"wait", "communicate", "kill", "terminate", "__exit__"})
@@ -129,20 +129,12 @@ class UnwaitedPopenRule(FunctionRule):
         """A child kept on ``self`` by one method and waited on or killed by
         another (a ``start()``/``stop()`` pair). Not when it starts in
         ``setUp``: a failure later in ``setUp`` skips ``tearDown``."""
-        kept = {n for n in names if n.startswith(("self.", "cls."))}
+        kept = kept_on_instance(names)
         class_scope = self.ctx.class_scope
         function = self.ctx.function
         if not kept or class_scope is None or function is None or function.name.startswith(("setUp", "asyncSetUp")):
             return False
-        for sub in ast.walk(class_scope.node):
-            if (
-                isinstance(sub, ast.Call)
-                and isinstance(sub.func, ast.Attribute)
-                and sub.func.attr in REAPERS
-                and dotted_name(sub.func.value) in kept
-            ):
-                return True
-        return False
+        return any(isinstance(sub, ast.Call) and ends_kept(sub, kept, REAPERS) for sub in ast.walk(class_scope.node))
 
 
 #: what a test expects a bad command line to raise
