@@ -86,6 +86,79 @@ class _Origin:
     kind: str
 
 
+#: where a location goes: ``_SINK`` (the filesystem), the names and kind it
+#: is bound to, or None (nowhere we can see)
+_Fate = str | tuple[tuple[str, ...], str] | None
+
+
+@dataclass(frozen=True)
+class _Stop:
+    """The climb of :meth:`SharedTempPathRule._follow` ends here, with ``fate``."""
+
+    fate: _Fate
+
+
+_GONE = _Stop(None)
+_SUNK = _Stop(_SINK)
+
+
+def _attribute_step(attribute: ast.Attribute, caller: ast.AST | None, kind: str) -> _Stop | ast.AST:
+    """``p.parent`` (go on from the attribute) and ``p.with_suffix(...)``
+    (go on from the call) keep a Path a location; ``p.write_text(...)``
+    reaches the disk."""
+    if attribute.attr == "parent" or (attribute.attr == "parents" and kind == "path"):
+        return attribute
+    if not (isinstance(caller, ast.Call) and caller.func is attribute):
+        return _GONE
+    if kind == "path" and attribute.attr in PATH_DISK_METHODS:
+        return _SUNK
+    if kind == "path" and attribute.attr in PATH_METHODS:
+        return caller
+    return _GONE
+
+
+def _string_step(ancestor: ast.BinOp | ast.FormattedValue | ast.JoinedStr, kind: str) -> _Stop | str:
+    """A join (``/`` makes a Path, ``+`` keeps the kind), an f-string part,
+    or an f-string that passes ``--basetemp=`` (the disk)."""
+    if isinstance(ancestor, ast.BinOp):
+        if isinstance(ancestor.op, ast.Div):
+            return "path"
+        return kind if isinstance(ancestor.op, ast.Add) else _GONE
+    if isinstance(ancestor, ast.FormattedValue):
+        return "str"
+    head = ancestor.values[0] if ancestor.values else None
+    if isinstance(head, ast.Constant) and str(head.value).startswith(BASETEMP):
+        return _SUNK
+    return kind
+
+
+def _choice_step(ancestor: ast.IfExp | ast.BoolOp | ast.Subscript, child: ast.AST, kind: str) -> _Stop | str:
+    """``a if c else b`` and ``a or b`` keep the location (not as the test);
+    ``argv[0]`` or ``path[:-1]`` is part of it, a string."""
+    if isinstance(ancestor, ast.IfExp) and child is ancestor.test:
+        return _GONE
+    if isinstance(ancestor, ast.Subscript):
+        return "str" if child is ancestor.value else _GONE
+    return kind
+
+
+def _bound_names(ancestor: ast.Assign | ast.AnnAssign | ast.NamedExpr, kind: str) -> _Fate:
+    targets = ancestor.targets if isinstance(ancestor, ast.Assign) else [ancestor.target]
+    names = tuple(
+        name for name in (dotted_name(t) for t in targets if isinstance(t, (ast.Name, ast.Attribute)))
+        if name is not None
+    )
+    return (names, kind) if names else None
+
+
+def _loop_names(ancestor: ast.For | ast.AsyncFor | ast.comprehension, child: ast.AST, kind: str) -> _Fate:
+    """``for arg in ["--basetemp", d]``: each word a string under the loop's names."""
+    if child is ancestor.iter and kind == "argv":
+        names = tuple(n for n in target_names(ancestor.target) if "." not in n)
+        return (names, "str") if names else None
+    return None
+
+
 class SharedTempPathRule(Rule):
     """
     Flags a fixed path in the machine-wide temp directory (`/tmp/...`, `/dev/shm/...`, a fixed name under `gettempdir()`) that reaches the filesystem.
@@ -328,7 +401,7 @@ class SharedTempPathRule(Rule):
                 return False
         return False
 
-    def _follow(self, node: ast.AST, kind: str) -> str | tuple[tuple[str, ...], str] | None:
+    def _follow(self, node: ast.AST, kind: str) -> _Fate:
         """Climb from ``node`` (the node being visited) through what keeps
         it a location: ``_SINK`` when it reaches the filesystem, the names
         and kind it is bound to, or None when it goes nowhere we can see."""
@@ -338,71 +411,45 @@ class SharedTempPathRule(Rule):
         while index >= 0:
             ancestor = parents[index]
             index -= 1
-            if isinstance(ancestor, NEW_FRAMES):
-                return None
-            if isinstance(ancestor, ast.Call):
-                if child is ancestor.func:
-                    return None
-                verdict = self._call_fate(ancestor, child, kind)
-                if verdict is None or verdict == _SINK:
-                    return verdict
-                kind = verdict
-            elif isinstance(ancestor, ast.keyword):
-                pass  # judged with its call, which sees the keyword as the child
-            elif isinstance(ancestor, ast.BinOp):
-                if isinstance(ancestor.op, ast.Div):
-                    kind = "path"
-                elif not isinstance(ancestor.op, ast.Add):
-                    return None
-            elif isinstance(ancestor, ast.FormattedValue):
-                kind = "str"
-            elif isinstance(ancestor, ast.JoinedStr):
-                head = ancestor.values[0] if ancestor.values else None
-                if isinstance(head, ast.Constant) and str(head.value).startswith(BASETEMP):
-                    return _SINK
-            elif isinstance(ancestor, ast.Attribute):
-                if ancestor.attr == "parent" or (ancestor.attr == "parents" and kind == "path"):
-                    kind = "path"
-                    child = ancestor
-                    continue
-                caller = parents[index] if index >= 0 else None
-                if not (isinstance(caller, ast.Call) and caller.func is ancestor):
-                    return None
-                if kind == "path" and ancestor.attr in PATH_DISK_METHODS:
-                    return _SINK
-                if kind == "path" and ancestor.attr in PATH_METHODS:
-                    child = caller
-                    index -= 1
-                    continue
-                return None
-            elif isinstance(ancestor, (ast.List, ast.Tuple, ast.Set, ast.Starred)):
-                kind = "argv"
-            elif isinstance(ancestor, (ast.IfExp, ast.BoolOp, ast.Subscript)):
-                if isinstance(ancestor, ast.IfExp) and child is ancestor.test:
-                    return None
-                if isinstance(ancestor, ast.Subscript) and child is not ancestor.value:
-                    return None
-                if isinstance(ancestor, ast.Subscript):
-                    kind = "str"  # an element of an argv list, or part of a path
-            elif isinstance(ancestor, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
-                if isinstance(ancestor, ast.Assign):
-                    targets = ancestor.targets
-                else:
-                    targets = [ancestor.target]
-                names = tuple(
-                    name for name in (dotted_name(t) for t in targets if isinstance(t, (ast.Name, ast.Attribute)))
-                    if name is not None
-                )
-                return (names, kind) if names else None
-            elif isinstance(ancestor, (ast.For, ast.AsyncFor, ast.comprehension)):
-                if child is ancestor.iter and kind == "argv":
-                    names = tuple(n for n in target_names(ancestor.target) if "." not in n)
-                    return (names, "str") if names else None
-                return None
-            else:
-                return None
+            if isinstance(ancestor, ast.Attribute):
+                resumed = _attribute_step(ancestor, parents[index] if index >= 0 else None, kind)
+                if isinstance(resumed, _Stop):
+                    return resumed.fate
+                kind = "path"
+                if resumed is not ancestor:
+                    index -= 1  # the method call is climbed past too
+                child = resumed
+                continue
+            step = self._step(ancestor, child, kind)
+            if isinstance(step, _Stop):
+                return step.fate
+            kind = step
             child = ancestor
         return None
+
+    def _step(self, ancestor: ast.AST, child: ast.AST, kind: str) -> _Stop | str:
+        """One ancestor of the climb: the kind the location has above it, or
+        where the climb stops."""
+        if isinstance(ancestor, NEW_FRAMES):
+            return _GONE
+        if isinstance(ancestor, ast.Call):
+            if child is ancestor.func:
+                return _GONE
+            verdict = self._call_fate(ancestor, child, kind)
+            return _Stop(verdict) if verdict is None or verdict == _SINK else verdict
+        if isinstance(ancestor, ast.keyword):
+            return kind  # judged with its call, which sees the keyword as the child
+        if isinstance(ancestor, (ast.BinOp, ast.FormattedValue, ast.JoinedStr)):
+            return _string_step(ancestor, kind)
+        if isinstance(ancestor, (ast.List, ast.Tuple, ast.Set, ast.Starred)):
+            return "argv"
+        if isinstance(ancestor, (ast.IfExp, ast.BoolOp, ast.Subscript)):
+            return _choice_step(ancestor, child, kind)
+        if isinstance(ancestor, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+            return _Stop(_bound_names(ancestor, kind))
+        if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.comprehension)):
+            return _Stop(_loop_names(ancestor, child, kind))
+        return _GONE
 
     def _call_fate(self, call: ast.Call, child: ast.AST, kind: str) -> str | None:
         """What ``call`` does with ``child`` (one of its arguments, or a
