@@ -10,6 +10,27 @@ from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.syntax import target_names
 
 
+def _local_names(function: ast.AST) -> set[str]:
+    """The names ``function`` binds: assignments, loop and ``with`` targets."""
+    return {
+        name
+        for sub in ast.walk(function)
+        if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.withitem))
+        for target in ([sub.optional_vars] if isinstance(sub, ast.withitem) else
+                       sub.targets if isinstance(sub, ast.Assign) else [sub.target])
+        for name in target_names(target)
+    }
+
+
+def _asserts_on(stmt: ast.stmt, local: set[str]) -> bool:
+    """An ``assert`` with no call in it, reading only names in ``local``."""
+    if not isinstance(stmt, ast.Assert):
+        return False
+    return not any(
+        isinstance(sub, ast.Call) or (isinstance(sub, ast.Name) and sub.id not in local) for sub in ast.walk(stmt)
+    )
+
+
 class MonkeypatchUndoRule(Rule):
     """
     Flags `monkeypatch.undo()` on the `monkeypatch` fixture inside a test or fixture.
@@ -91,21 +112,8 @@ class MonkeypatchUndoRule(Rule):
             return False
         if not all(isinstance(later, ast.Assert) for later in siblings[index + 1:]):
             return False  # the common case, known before walking the function for its locals
-        local = {
-            name
-            for sub in ast.walk(function)
-            if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.withitem))
-            for target in ([sub.optional_vars] if isinstance(sub, ast.withitem) else
-                           sub.targets if isinstance(sub, ast.Assign) else [sub.target])
-            for name in target_names(target)
-        }
-        for later in siblings[index + 1:]:
-            if not isinstance(later, ast.Assert):
-                return False
-            for sub in ast.walk(later):
-                if isinstance(sub, ast.Call) or (isinstance(sub, ast.Name) and sub.id not in local):
-                    return False
-        return True
+        local = _local_names(function)
+        return all(_asserts_on(later, local) for later in siblings[index + 1:])
 
     def _is_parameter(self, name: str) -> bool:
         for scope in self.ctx.scopes:

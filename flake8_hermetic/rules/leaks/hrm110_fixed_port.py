@@ -49,6 +49,28 @@ def _address_port(node: ast.AST | None) -> int | None:
     return None
 
 
+def _address_and_port(address: ast.expr | None) -> tuple[int, ast.expr | None] | None:
+    """``(host, N)`` -> (N, host)."""
+    port = _address_port(address)
+    return None if port is None else (port, address.elts[0])  # type: ignore[union-attr]
+
+
+def _keyword_port(node: ast.Call) -> tuple[int, ast.expr | None] | None:
+    """``port=N`` (and ``host=``) given by keyword."""
+    port = next((_fixed_port(k.value) for k in node.keywords if k.arg == "port"), None)
+    host = next((k.value for k in node.keywords if k.arg == "host"), None)
+    return None if port is None else (port, host)
+
+
+def _positional_port(node: ast.Call, position: int) -> tuple[int, ast.expr | None] | None:
+    """The port at ``position`` with the host just before it, else by keyword."""
+    args = node.args
+    if len(args) > position:
+        port = _fixed_port(args[position])
+        return None if port is None else (port, args[position - 1])
+    return _keyword_port(node)
+
+
 class FixedPortRule(KnownClassesRule):
     """
     Flags a server that listens on a fixed, non-zero port number in a test file.
@@ -142,23 +164,15 @@ class FixedPortRule(KnownClassesRule):
         func = node.func
         method = func.attr if isinstance(func, ast.Attribute) else ""
         args = node.args
-        keyword_port = next((_fixed_port(k.value) for k in node.keywords if k.arg == "port"), None)
-        keyword_host = next((k.value for k in node.keywords if k.arg == "host"), None)
-        address: ast.expr | None = None
         if method == "bind" and len(args) == 1 and not node.keywords:
-            address = args[0]
-        elif name == "socket.create_server" or self.is_known_class(name):
-            address = args[0] if args else None
-        elif name in PORT_POSITIONS or method == "create_server":
-            position = PORT_POSITIONS.get(name, 2)
-            if len(args) > position:
-                port = _fixed_port(args[position])
-                return None if port is None else (port, args[position - 1])
-            return None if keyword_port is None else (keyword_port, keyword_host)
-        elif name in PORT_KEYWORD_CALLS or method == "run":
-            return None if keyword_port is None else (keyword_port, keyword_host)
-        port = _address_port(address)
-        return None if port is None else (port, address.elts[0])  # type: ignore[union-attr]
+            return _address_and_port(args[0])
+        if name == "socket.create_server" or self.is_known_class(name):
+            return _address_and_port(args[0] if args else None)
+        if name in PORT_POSITIONS or method == "create_server":
+            return _positional_port(node, PORT_POSITIONS.get(name, 2))
+        if name in PORT_KEYWORD_CALLS or method == "run":
+            return _keyword_port(node)
+        return None
 
     def _double_given(self, node: ast.Call) -> bool:
         """``make_server(host, port, app, MockServer, MockHandler)``, a server

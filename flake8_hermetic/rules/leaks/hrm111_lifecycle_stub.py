@@ -78,25 +78,40 @@ class LifecycleStubRule(Rule):
             yield self.report(node, attribute=found)
 
     def _stubbed(self, node: ast.Call) -> str | None:
-        name = self.ctx.call_name(node) or ""
-        kind = patch_kind(name)
-        func = node.func
+        """The lifecycle method ``node`` replaces without wrapping it, if any."""
+        kind = self._patch_kind(node)
         args = node.args
-        if kind is None and isinstance(func, ast.Attribute) and func.attr == "setattr":
-            kind = "setattr"
         if kind is None or _has_wraps([*args, *node.keywords]):
             return None
         target = args[0] if args else next((k.value for k in node.keywords if k.arg == "target"), None)
         if isinstance(target, ast.Constant) and isinstance(target.value, str):
-            if kind == "object":
-                return None
-            owner, _, attribute = target.value.rpartition(".")
-            if attribute in LIFECYCLE_METHODS and owner and not is_stdlib_module(owner):
-                return attribute
-            return None
+            return None if kind == "object" else _lifecycle_attribute(target.value)
         if kind in ("object", "setattr") and len(args) >= 2:
-            name_given = args[1].value if isinstance(args[1], ast.Constant) else None
-            if isinstance(name_given, str) and name_given in LIFECYCLE_METHODS:
-                if not is_stdlib_module(self.ctx.resolve(args[0]) or ""):
-                    return name_given
+            return self._lifecycle_name_given(args)
         return None
+
+    def _patch_kind(self, node: ast.Call) -> str | None:
+        """``patch_kind`` of the callee, or "setattr" for ``monkeypatch.setattr``."""
+        kind = patch_kind(self.ctx.call_name(node) or "")
+        func = node.func
+        if kind is None and isinstance(func, ast.Attribute) and func.attr == "setattr":
+            kind = "setattr"
+        return kind
+
+    def _lifecycle_name_given(self, args: list[ast.expr]) -> str | None:
+        """``patch.object(obj, "close")``, ``setattr(obj, "close", f)``: the
+        lifecycle method named, unless ``obj`` is a standard-library module."""
+        name_given = args[1].value if isinstance(args[1], ast.Constant) else None
+        if isinstance(name_given, str) and name_given in LIFECYCLE_METHODS:
+            if not is_stdlib_module(self.ctx.resolve(args[0]) or ""):
+                return name_given
+        return None
+
+
+def _lifecycle_attribute(target: str) -> str | None:
+    """``"pkg.mod.Client.close"`` -> "close", unless its owner is a
+    standard-library module (``"os.kill"``)."""
+    owner, _, attribute = target.rpartition(".")
+    if attribute in LIFECYCLE_METHODS and owner and not is_stdlib_module(owner):
+        return attribute
+    return None
