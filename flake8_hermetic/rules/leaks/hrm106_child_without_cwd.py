@@ -102,14 +102,7 @@ class ChildWithoutCwdRule(Rule):
 
     calls = SPAWNER_CALLS
 
-    __slots__ = ("_values", "_moved")
-
-    def __init__(self, ctx: Context) -> None:
-        super().__init__(ctx)
-        #: id of a function (or the module) -> what its names were assigned
-        self._values: dict[int, AssignedValues] = {}
-        #: id of a function -> the first line that changes the working directory, or 0
-        self._moved: dict[int, int] = {}
+    __slots__ = ()
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         child = child_process(node, self.ctx.call_name(node))
@@ -131,14 +124,10 @@ class ChildWithoutCwdRule(Rule):
         return self.ctx.function is None and under_main_guard(self.ctx)
 
     def scopes(self) -> list[AssignedValues]:
-        found = []
-        for scope in reversed(self.ctx.scopes):
-            if scope.kind in ("function", "module"):
-                values = self._values.get(id(scope.node))
-                if values is None:
-                    values = self._values[id(scope.node)] = AssignedValues(scope.node)
-                found.append(values)
-        return found
+        return [
+            self.ctx.per_function(scope.node, _assigned_values)
+            for scope in reversed(self.ctx.scopes) if scope.kind in ("function", "module")
+        ]
 
     def directory_chosen(self, node: ast.Call) -> bool:
         """Whether the test has already moved to a directory of its own: the
@@ -169,14 +158,22 @@ class ChildWithoutCwdRule(Rule):
 
     def first_move(self, function: ast.AST) -> int:
         """The first line of ``function`` that changes the working directory
-        for the rest of it (a `with` item changes it for its block only), or 0."""
-        found = self._moved.get(id(function))
-        if found is None:
-            nodes = list(ast.walk(function))
-            scoped = {id(item.context_expr) for item in nodes if isinstance(item, ast.withitem)}
-            lines = [
-                sub.lineno for sub in nodes
-                if isinstance(sub, ast.Call) and id(sub) not in scoped and changes_cwd(self.ctx, sub)
-            ]
-            found = self._moved[id(function)] = min(lines, default=0)
-        return found
+        for the rest of it, or 0 (see :func:`_first_cwd_change`)."""
+        return self.ctx.per_function(function, _first_cwd_change)
+
+
+def _assigned_values(owner: ast.AST, ctx: Context) -> AssignedValues:
+    """What the names of a function (or the module) were assigned, once per file."""
+    return AssignedValues(owner)
+
+
+def _first_cwd_change(function: ast.AST, ctx: Context) -> int:
+    """The first line of ``function`` that changes the working directory
+    for the rest of it (a `with` item changes it for its block only), or 0."""
+    nodes = list(ast.walk(function))
+    scoped = {id(item.context_expr) for item in nodes if isinstance(item, ast.withitem)}
+    lines = [
+        sub.lineno for sub in nodes
+        if isinstance(sub, ast.Call) and id(sub) not in scoped and changes_cwd(ctx, sub)
+    ]
+    return min(lines, default=0)

@@ -99,11 +99,7 @@ class HomeReadRule(Rule):
     default_on = False
     calls = HOME_CALLS | EXPANDUSER_CALLS | EXPANDUSER_METHODS | GETENV_CALLS
 
-    __slots__ = ("_pin_lines",)
-
-    def __init__(self, ctx: Context) -> None:
-        super().__init__(ctx)
-        self._pin_lines: dict[int, list[int]] = {}
+    __slots__ = ()
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         name = self.ctx.call_name(node) or ""
@@ -162,11 +158,13 @@ class HomeReadRule(Rule):
         return self.ctx.pins.home
 
     def _home_pins(self, definition: ast.AST) -> list[int]:
-        found = self._pin_lines.get(id(definition))
-        if found is None:
-            if isinstance(definition, ast.ClassDef):
-                sites = [site for d in definition.decorator_list for site in pin_sites(d)]
-            else:
-                sites = list(pin_sites(definition))
-            found = self._pin_lines[id(definition)] = [line for line, pins in sites if pins.home]
-        return found
+        return self.ctx.per_function(definition, _home_pin_lines)
+
+
+def _home_pin_lines(definition: ast.AST, ctx: Context) -> list[int]:
+    """The lines where a function (or a class's decorators) pins the home."""
+    if isinstance(definition, ast.ClassDef):
+        sites = [site for d in definition.decorator_list for site in pin_sites(d)]
+    else:
+        sites = list(pin_sites(definition))
+    return [line for line, pins in sites if pins.home]

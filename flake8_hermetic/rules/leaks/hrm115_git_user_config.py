@@ -69,11 +69,7 @@ class GitUserConfigRule(FunctionRule):
     message = "git {subcommand} runs with the operator's git config (signing, hooks, templates); set GIT_CONFIG_GLOBAL/GIT_CONFIG_NOSYSTEM in env= or use -c"
     calls = SPAWNER_CALLS
 
-    __slots__ = ("_environments",)
-
-    def __init__(self, ctx: Context) -> None:
-        super().__init__(ctx)
-        self._environments: dict[int, tuple[list[int], dict[str, bool]]] = {}
+    __slots__ = ()
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         child = child_process(node, self.ctx.call_name(node))
@@ -111,43 +107,43 @@ class GitUserConfigRule(FunctionRule):
         return False
 
     def _environment(self, function: FunctionNode) -> tuple[list[int], dict[str, bool]]:
-        """The lines where ``function`` pins git config in its own
-        environment, and for each name it assigns whether some statement
-        sets a pinning key in it."""
-        found = self._environments.get(id(function))
-        if found is not None:
-            return found
-        pin_lines: list[int] = []
-        names: dict[str, bool] = {}
-        for sub in ast.walk(function):
-            if isinstance(sub, ast.Assign):
-                for target in sub.targets:
-                    if isinstance(target, ast.Name):
-                        isolating = any(k in PINNED_VARIABLES for k in mapping_keys(sub.value))
-                        names[target.id] = names.get(target.id, False) or isolating
-            pins = pin_of(sub)
-            if not pins.git_config:
-                continue
-            receiver = self._pinned_mapping(sub)
-            if receiver is None:
-                pin_lines.append(getattr(sub, "lineno", 0))
-            else:
-                names[receiver] = True
-        found = self._environments[id(function)] = (pin_lines, names)
-        return found
+        return self.ctx.per_function(function, _git_environment)
 
-    @staticmethod
-    def _pinned_mapping(node: ast.AST) -> str | None:
-        """The local mapping a pin writes into (``env["HOME"] = h``,
-        ``env.update(HOME=h)``), or None when it pins the process itself."""
-        target: ast.AST | None = None
-        if isinstance(node, (ast.Assign, ast.Delete)):
-            target = node.targets[0]
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            target = node.target
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            target = node.func
-        if isinstance(target, (ast.Subscript, ast.Attribute)) and isinstance(target.value, ast.Name):
-            name = target.value.id
-            return None if name in ("os", "environ", "monkeypatch", "mp", "mock", "patch") else name
-        return None
+
+def _git_environment(function: FunctionNode, ctx: Context) -> tuple[list[int], dict[str, bool]]:
+    """The lines where ``function`` pins git config in its own
+    environment, and for each name it assigns whether some statement
+    sets a pinning key in it."""
+    pin_lines: list[int] = []
+    names: dict[str, bool] = {}
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.Assign):
+            for target in sub.targets:
+                if isinstance(target, ast.Name):
+                    isolating = any(k in PINNED_VARIABLES for k in mapping_keys(sub.value))
+                    names[target.id] = names.get(target.id, False) or isolating
+        pins = pin_of(sub)
+        if not pins.git_config:
+            continue
+        receiver = _pinned_mapping(sub)
+        if receiver is None:
+            pin_lines.append(getattr(sub, "lineno", 0))
+        else:
+            names[receiver] = True
+    return pin_lines, names
+
+
+def _pinned_mapping(node: ast.AST) -> str | None:
+    """The local mapping a pin writes into (``env["HOME"] = h``,
+    ``env.update(HOME=h)``), or None when it pins the process itself."""
+    target: ast.AST | None = None
+    if isinstance(node, (ast.Assign, ast.Delete)):
+        target = node.targets[0]
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        target = node.target
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        target = node.func
+    if isinstance(target, (ast.Subscript, ast.Attribute)) and isinstance(target.value, ast.Name):
+        name = target.value.id
+        return None if name in ("os", "environ", "monkeypatch", "mp", "mock", "patch") else name
+    return None
