@@ -1,5 +1,4 @@
-"""The working directory: the calls, managers and fixtures that change it.
-"""
+"""The working directory: the calls, managers and fixtures that change it."""
 
 from __future__ import annotations
 

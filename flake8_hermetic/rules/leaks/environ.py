@@ -1,5 +1,4 @@
-"""The process environment mapping, by its canonical names.
-"""
+"""The process environment mapping, by its canonical names."""
 
 from __future__ import annotations
 

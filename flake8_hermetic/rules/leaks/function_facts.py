@@ -15,9 +15,9 @@ from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode, NEW_FRAMES
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.lifecycle import is_registration
 from flake8_hermetic.rules.leaks.syntax import mentions, target_names
+from flake8_hermetic.violation import Violation
 
 
 #: methods that put the value into a container named by the receiver

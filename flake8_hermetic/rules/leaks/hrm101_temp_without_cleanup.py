@@ -8,12 +8,14 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.flow import later_statements
-from flake8_hermetic.rules.leaks.function_facts import CONTAINER_METHODS, FunctionRule, Holder, holder_of, kept_on_instance
+from flake8_hermetic.rules.leaks.function_facts import (
+    CONTAINER_METHODS, FunctionRule, Holder, holder_of, kept_on_instance,
+)
 from flake8_hermetic.rules.leaks.lifecycle import is_registration, method_of, paired_body, pairing_of, removes_any
 from flake8_hermetic.rules.leaks.syntax import bool_keyword, mentions, target_names
 from flake8_hermetic.rules.leaks.temp_paths import GETTEMPDIR, PATH_CARRIERS
+from flake8_hermetic.violation import Violation
 
 
 def _finally_names(stmt: ast.stmt, nested: bool = False) -> set[str]:

@@ -6,14 +6,14 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.function_facts import CONTAINER_METHODS
 from flake8_hermetic.rules.leaks.lifecycle import CLEANUP_REGISTRARS, REMOVERS, SETUP_METHODS, removes_any
 from flake8_hermetic.rules.leaks.syntax import mentions
-from flake8_hermetic.facts.names import last_name
+from flake8_hermetic.violation import Violation
 
 
 TEARDOWN_METHODS = frozenset({"tearDown", "tearDownClass", "asyncTearDown"})

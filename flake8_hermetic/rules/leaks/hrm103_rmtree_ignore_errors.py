@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from flake8_hermetic.facts.raising import RAISES_METHODS, expects_raise
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.syntax import bool_keyword
+from flake8_hermetic.violation import Violation
 
 
 class RmtreeIgnoreErrorsRule(Rule):

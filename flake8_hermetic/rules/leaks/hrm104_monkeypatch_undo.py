@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.syntax import target_names
+from flake8_hermetic.violation import Violation
 
 
 def _local_names(function: ast.AST) -> set[str]:

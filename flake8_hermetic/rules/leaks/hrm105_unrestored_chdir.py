@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from flake8_hermetic.violation import Violation
+from flake8_hermetic.facts.names import callee_last_name
 from flake8_hermetic.rules.leaks.cwd import CWD_FIXTURES
 from flake8_hermetic.rules.leaks.undone_change import UndoneChangeRule, saved_from
-from flake8_hermetic.facts.names import callee_last_name
+from flake8_hermetic.violation import Violation
 
 
 class ChdirRule(UndoneChangeRule):

@@ -6,13 +6,15 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
-from flake8_hermetic.facts.processes import ArgvReader, AssignedValues, CwdJudge, SPAWNER_CALLS, child_process, child_words
+from flake8_hermetic.facts.processes import (
+    ArgvReader, AssignedValues, CwdJudge, SPAWNER_CALLS, child_process, child_words,
+)
 from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.cwd import CWD_FIXTURES, changes_cwd
 from flake8_hermetic.rules.leaks.flow import under_main_guard
 from flake8_hermetic.rules.leaks.lifecycle import SETUP_METHODS
+from flake8_hermetic.violation import Violation
 
 
 class ChildWithoutCwdRule(Rule):

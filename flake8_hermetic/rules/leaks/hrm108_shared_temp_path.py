@@ -7,14 +7,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.facts.processes import child_process
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import NEW_FRAMES
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.syntax import target_names
 from flake8_hermetic.rules.leaks.temp_paths import GETTEMPDIR, PATH_CARRIERS, PATH_JOINERS
-from flake8_hermetic.facts.names import last_name
+from flake8_hermetic.violation import Violation
 
 
 SHARED_TEMP_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/")

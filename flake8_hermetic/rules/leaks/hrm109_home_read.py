@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.hostpins import HOME_VARIABLES, pin_sites
-from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
-from flake8_hermetic.rules.leaks.environ import ENVIRON
 from flake8_hermetic.facts.names import last_name
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.rules.leaks.environ import ENVIRON
+from flake8_hermetic.violation import Violation
 
 
 HOME_CALLS = frozenset({"pathlib.Path.home", "pathlib.PosixPath.home", "pathlib.WindowsPath.home"})

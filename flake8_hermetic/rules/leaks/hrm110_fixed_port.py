@@ -9,10 +9,10 @@ from flake8_hermetic.context import Context
 from flake8_hermetic.facts.mocks import mocked_here
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.flow import caught_errors, expects_failure
 from flake8_hermetic.rules.leaks.function_facts import KnownClassesRule
 from flake8_hermetic.rules.leaks.syntax import bool_keyword
+from flake8_hermetic.violation import Violation
 
 
 SERVER_CLASSES = frozenset({

@@ -6,15 +6,15 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.function_facts import (
     CONTAINER_METHODS, FunctionRule, KnownClassesRule, ends_kept, holder_of, kept_on_instance,
 )
 from flake8_hermetic.rules.leaks.lifecycle import class_family, method_of
 from flake8_hermetic.rules.leaks.syntax import mentions, target_names
-from flake8_hermetic.facts.names import last_name
+from flake8_hermetic.violation import Violation
 
 
 THREAD_CLASSES = frozenset({"threading.Thread", "threading.Timer"})

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from flake8_hermetic.facts.mocks import mocked_here
 from flake8_hermetic.imports import dotted_name
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.flow import caught_errors, expects_failure
 from flake8_hermetic.rules.leaks.function_facts import FunctionRule, ends_kept, holder_of, kept_on_instance
+from flake8_hermetic.violation import Violation
 
 
 REAPERS = frozenset({"wait", "communicate", "kill", "terminate", "__exit__"})

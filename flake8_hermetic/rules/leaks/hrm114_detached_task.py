@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.leaks.flow import expects_failure
 from flake8_hermetic.rules.leaks.syntax import target_names
+from flake8_hermetic.violation import Violation
 
 
 TASK_FACTORIES = frozenset({"asyncio.create_task", "asyncio.ensure_future"})

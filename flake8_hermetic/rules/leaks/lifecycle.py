@@ -9,9 +9,9 @@ import ast
 from typing import Literal, NamedTuple
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import FunctionNode
-from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.rules.leaks.syntax import mentions
 
 
