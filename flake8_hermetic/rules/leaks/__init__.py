@@ -3,8 +3,8 @@
 One module per rule (``hrmNNN_<what it flags>.py``); the machinery several
 rules share sits beside them: ``function_facts`` (where a call's result goes
 and what the function does with it), ``undone_change`` (the base of HRM105
-and HRM107), ``cwd``, ``lifecycle``, ``flow``, ``syntax``, ``temp_paths``,
-``environ``. Importing this package registers its rules.
+and HRM107), ``cwd``, ``lifecycle``, ``flow``, ``syntax``, ``temp_paths``. Importing
+this package registers its rules.
 """
 
 from flake8_hermetic.rules.leaks import (  # noqa: F401  (importing a rule module registers its rule)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from flake8_hermetic.facts.environ import ENVIRON
 from flake8_hermetic.facts.names import callee_last_name
 from flake8_hermetic.imports import dotted_name
-from flake8_hermetic.rules.leaks.environ import ENVIRON
 from flake8_hermetic.rules.leaks.undone_change import UndoneChangeRule, saved_from
 from flake8_hermetic.violation import Violation
 

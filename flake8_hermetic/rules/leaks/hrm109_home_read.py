@@ -6,17 +6,15 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
-from flake8_hermetic.facts.hostpins import HOME_VARIABLES, pin_sites
+from flake8_hermetic.facts.environ import (
+    ENV_GETTERS, ENVIRON, EXPANDUSER_CALLS, EXPANDUSER_METHODS, HOME_CALLS, home_variable,
+)
+from flake8_hermetic.facts.hostpins import pin_sites
 from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.leaks.environ import ENVIRON
 from flake8_hermetic.violation import Violation
 
 
-HOME_CALLS = frozenset({"pathlib.Path.home", "pathlib.PosixPath.home", "pathlib.WindowsPath.home"})
-EXPANDUSER_CALLS = frozenset({"os.path.expanduser", "posixpath.expanduser", "ntpath.expanduser"})
-EXPANDUSER_METHODS = frozenset({"pathlib.Path().expanduser", "pathlib.PosixPath().expanduser", "pathlib.WindowsPath().expanduser"})
-GETENV_CALLS = frozenset({"os.getenv", "os.environ.get", "os.getenvb", "os.environb.get"})
 #: calls that look only at the type of their first argument
 TYPE_CHECKS = frozenset({"assertIsInstance", "assertNotIsInstance", "isinstance"})
 
@@ -29,14 +27,6 @@ def _no_tilde(node: ast.AST | None) -> bool:
     if isinstance(value, bytes):
         return not value.startswith(b"~")
     return isinstance(value, str) and not value.startswith("~")
-
-
-def _env_key(node: ast.AST | None) -> str | None:
-    if isinstance(node, ast.Constant):
-        value = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
-        if value in HOME_VARIABLES:
-            return value  # type: ignore[no-any-return]
-    return None
 
 
 class HomeReadRule(Rule):
@@ -97,7 +87,7 @@ class HomeReadRule(Rule):
     code = "HRM109"
     message = "{what} reads the operator's real home; pin HOME first (monkeypatch.setenv), or in an autouse conftest fixture"
     default_on = False
-    calls = HOME_CALLS | EXPANDUSER_CALLS | EXPANDUSER_METHODS | GETENV_CALLS
+    calls = HOME_CALLS | EXPANDUSER_CALLS | EXPANDUSER_METHODS | ENV_GETTERS
 
     __slots__ = ()
 
@@ -114,8 +104,8 @@ class HomeReadRule(Rule):
             if path_call.args and all(_no_tilde(a) for a in path_call.args):
                 return
             what = "Path.expanduser()"
-        elif name in GETENV_CALLS:
-            key = _env_key(node.args[0] if node.args else None)
+        elif name in ENV_GETTERS:
+            key = home_variable(node.args[0] if node.args else None)
             if key is None:
                 return
             what = f"{name}({key!r})"
@@ -128,7 +118,7 @@ class HomeReadRule(Rule):
     def visit_Subscript(self, node: ast.Subscript) -> Iterator[Violation]:
         if not isinstance(node.ctx, ast.Load) or self.ctx.resolve(node.value) not in ENVIRON:
             return
-        key = _env_key(node.slice)
+        key = home_variable(node.slice)
         if key is not None and not self._exempt(node):
             yield self.report(node, what=f"{self.ctx.resolve(node.value)}[{key!r}]")
 

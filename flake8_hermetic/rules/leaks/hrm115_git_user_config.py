@@ -6,10 +6,10 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.environ import ENVIRON
 from flake8_hermetic.facts.hostpins import PINNED_VARIABLES, mapping_keys, pin_of
 from flake8_hermetic.facts.processes import SPAWNER_CALLS, child_process
 from flake8_hermetic.nodes import FunctionNode
-from flake8_hermetic.rules.leaks.environ import ENVIRON
 from flake8_hermetic.rules.leaks.function_facts import FunctionRule
 from flake8_hermetic.violation import Violation
 

@@ -4,7 +4,6 @@ that carry a path on unchanged.
 
 from __future__ import annotations
 
-
 GETTEMPDIR = frozenset({"tempfile.gettempdir", "tempfile.gettempdirb"})
 PATH_JOINERS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
 #: calls whose result is still the same place on disk (a string or a Path)
