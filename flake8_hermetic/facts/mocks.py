@@ -74,35 +74,61 @@ def mocked_here(ctx: Context, node: ast.AST, wanted: Callable[[str], bool]) -> b
     """Whether something ``wanted`` is patched around ``node``: by a decorator
     of an enclosing def or class, a ``with`` patch enclosing it, or earlier
     in its function (``monkeypatch.setattr(...)``, ``obj.attr = Mock()``)."""
-    for scope in ctx.scopes:
-        for decorator in getattr(scope.node, "decorator_list", ()):
-            if isinstance(decorator, ast.Call) and (target := patch_target(ctx, decorator)) and wanted(target):
-                return True
+    return (
+        _patched_by_decorator(ctx, wanted)
+        or _patched_by_with(ctx, node, wanted)
+        or _patched_earlier(ctx, node, wanted)
+    )
+
+
+def _patches(ctx: Context, call: ast.Call, wanted: Callable[[str], bool]) -> bool:
+    target = patch_target(ctx, call)
+    return bool(target) and wanted(target)  # type: ignore[arg-type]
+
+
+def _patched_by_decorator(ctx: Context, wanted: Callable[[str], bool]) -> bool:
+    return any(
+        isinstance(decorator, ast.Call) and _patches(ctx, decorator, wanted)
+        for scope in ctx.scopes
+        for decorator in getattr(scope.node, "decorator_list", ())
+    )
+
+
+def _patched_by_with(ctx: Context, node: ast.AST, wanted: Callable[[str], bool]) -> bool:
     for ancestor, on_path in ctx.ancestors_in_function(node):
         if isinstance(ancestor, (ast.With, ast.AsyncWith)) and on_path not in ancestor.items:
             for item in ancestor.items:
                 manager = item.context_expr
-                if isinstance(manager, ast.Call) and (target := patch_target(ctx, manager)) and wanted(target):
+                if isinstance(manager, ast.Call) and _patches(ctx, manager, wanted):
                     return True
+    return False
+
+
+def _patched_earlier(ctx: Context, node: ast.AST, wanted: Callable[[str], bool]) -> bool:
+    """A patch call, or ``obj.attr = Mock()``, on an earlier line of the
+    function (not a ``with`` item: that patch ends with its block)."""
     function = ctx.function
     line = getattr(node, "lineno", 0)
     if function is None:
         return False
-    scoped: set[int] = set()  # a `with` patch ends with its block: judged above
+    scoped: set[int] = set()  # a `with` patch ends with its block: judged by _patched_by_with
     for sub in ast.walk(function):
         if isinstance(sub, ast.withitem):
             scoped.add(id(sub.context_expr))
         if getattr(sub, "lineno", line + 1) > line:
             continue
-        if isinstance(sub, ast.Call) and id(sub) not in scoped:
-            target = patch_target(ctx, sub)
-            if target and wanted(target):
-                return True
-        if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
-            maker = dotted_name(sub.value.func) or ""
-            if "Mock" in maker.rpartition(".")[2]:
-                for target_node in sub.targets:
-                    text = dotted_name(target_node)
-                    if text is not None and wanted(text):
-                        return True
+        if isinstance(sub, ast.Call) and id(sub) not in scoped and _patches(ctx, sub, wanted):
+            return True
+        if _mock_assigned(sub, wanted):
+            return True
     return False
+
+
+def _mock_assigned(node: ast.AST, wanted: Callable[[str], bool]) -> bool:
+    """``obj.attr = Mock()`` (any maker whose last name has ``Mock`` in it) of a ``wanted`` target."""
+    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+        return False
+    maker = dotted_name(node.value.func) or ""
+    if "Mock" not in maker.rpartition(".")[2]:
+        return False
+    return any((text := dotted_name(target)) is not None and wanted(text) for target in node.targets)

@@ -1,0 +1,94 @@
+"""Where a node sits in its function: the statements that run after it,
+whether it is the call a test expects to fail, whether it runs only in a
+script, what an ``except`` catches.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from flake8_hermetic.context import Context
+from flake8_hermetic.facts.raising import expects_raise
+from flake8_hermetic.nodes import NEW_FRAMES
+
+
+def path_to(ctx: Context, node: ast.AST) -> list[ast.AST]:
+    """``node`` and its ancestors, outermost first; ``node`` is the node
+    being visited or one of its ancestors."""
+    for index in range(len(ctx.parents) - 1, -1, -1):
+        if ctx.parents[index] is node:
+            return ctx.parents[: index + 1]
+    return [*ctx.parents, node]
+
+
+def later_statements(ctx: Context, node: ast.AST) -> Iterator[tuple[ast.stmt, bool]]:
+    """The statements that run after ``node``'s statement in its function,
+    innermost block first, as (statement, encloses node) pairs: the later
+    siblings at each level, and each enclosing ``try`` (whose ``finally``
+    runs after it)."""
+    chain = path_to(ctx, node)
+    for position in range(len(chain) - 1, 0, -1):
+        stmt = chain[position]
+        holder = chain[position - 1]
+        if isinstance(stmt, NEW_FRAMES):
+            return
+        if not isinstance(stmt, ast.stmt):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            siblings = getattr(holder, field, None)
+            if isinstance(siblings, list) and any(s is stmt for s in siblings):
+                index = next(i for i, s in enumerate(siblings) if s is stmt)
+                for later in siblings[index + 1:]:
+                    yield later, False
+                break
+        if isinstance(holder, ast.Try) or type(holder).__name__ == "TryStar":
+            yield holder, True  # type: ignore[misc]
+
+
+def _fails(stmt: ast.stmt) -> bool:
+    """``self.fail(...)``, ``pytest.fail(...)`` or ``raise``."""
+    if isinstance(stmt, ast.Raise):
+        return True
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "fail"
+
+
+def expects_failure(ctx: Context, node: ast.AST) -> bool:
+    """``node`` is in the last statement of a ``with self.assertRaises(...)``
+    or ``with pytest.raises(...)`` block, or of a ``try`` whose ``else``
+    fails the test: the call is the one expected to raise, so whatever it
+    would have started or changed never happens."""
+    chain = path_to(ctx, node)
+    for position in range(len(chain) - 1, 0, -1):
+        stmt = chain[position]
+        if isinstance(stmt, NEW_FRAMES):
+            return False
+        if not isinstance(stmt, ast.stmt):
+            continue
+        holder = chain[position - 1]
+        if isinstance(holder, ast.Try) and holder.body[-1] is stmt:
+            return bool(holder.handlers) and bool(holder.orelse) and _fails(holder.orelse[0])
+        if not isinstance(holder, (ast.With, ast.AsyncWith)) or holder.body[-1] is not stmt:
+            return False
+        return any(expects_raise(ctx, item.context_expr) for item in holder.items)
+    return False
+
+
+def under_main_guard(ctx: Context) -> bool:
+    """Inside ``if __name__ == "__main__":``, which runs only when the file
+    is executed as a script (by tox, by hand), never in a test run."""
+    return any(
+        isinstance(a, ast.If) and isinstance(a.test, ast.Compare) and isinstance(a.test.left, ast.Name)
+        and a.test.left.id == "__name__" and len(a.test.comparators) == 1
+        and isinstance(a.test.comparators[0], ast.Constant) and a.test.comparators[0].value == "__main__"
+        for a in ctx.parents
+    )
+
+
+def caught_errors(handler: ast.ExceptHandler) -> list[ast.expr]:
+    if handler.type is None:
+        return [ast.Name(id="BaseException")]
+    if isinstance(handler.type, ast.Tuple):
+        return list(handler.type.elts)
+    return [handler.type]

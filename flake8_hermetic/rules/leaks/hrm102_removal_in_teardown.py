@@ -1,0 +1,222 @@
+"""HRM102: the rule RemovalInTearDownRule and the helpers only it uses."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from flake8_hermetic.context import Context
+from flake8_hermetic.facts.names import last_name
+from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.rules.leaks.function_facts import CONTAINER_METHODS
+from flake8_hermetic.rules.leaks.lifecycle import CLEANUP_REGISTRARS, REMOVERS, SETUP_METHODS, removes_any
+from flake8_hermetic.rules.leaks.syntax import mentions
+from flake8_hermetic.violation import Violation
+
+
+TEARDOWN_METHODS = frozenset({"tearDown", "tearDownClass", "asyncTearDown"})
+DIRECTORY_REMOVERS = frozenset({"shutil.rmtree", "os.rmdir", "os.removedirs"})
+
+
+class RemovalInTearDownRule(Rule):
+    """
+    Flags a directory removed in `tearDown`/`tearDownClass` (`shutil.rmtree`, `os.rmdir`, `Path.rmdir`).
+
+    ## Why is this bad?
+    unittest calls `tearDown` only when `setUp` finished. When `setUp`
+    makes the directory and then fails on a later line, the directory is
+    never removed, and the failing run is the one nobody looks at
+    afterwards. A cleanup registered with `addCleanup` right after the
+    directory exists runs whether `setUp` or the test fails, in reverse
+    order of registration.
+
+    ## Example
+    ```python
+    class TestCache(unittest.TestCase):
+        def setUp(self):
+            self.root = tempfile.mkdtemp()
+            self.cache = Cache(self.root)  # raises: tearDown never runs
+
+        def tearDown(self):
+            shutil.rmtree(self.root)
+    ```
+
+    ## Use instead
+    ```python
+    class TestCache(unittest.TestCase):
+        def setUp(self):
+            self.root = tempfile.mkdtemp()
+            self.addCleanup(shutil.rmtree, self.root)
+            self.cache = Cache(self.root)
+    ```
+
+    ## Options
+    None.
+
+    Flagged only when the same class's `setUp` (`setUpClass` for
+    `tearDownClass`, `asyncSetUp` or `setUp` for `asyncTearDown`) makes a
+    directory (`mkdtemp`, `mkdir`, `makedirs`, `copytree`,
+    `TemporaryDirectory`, `extractall`, `unpack_archive`, a helper's
+    `self.mktemp(...)`) and then runs a statement that may raise. Left
+    alone: a class whose setUp is not in view (a directory the test
+    itself makes is still removed when the test fails, because
+    `tearDown` runs whenever `setUp` finished), a setUp whose creation
+    is its last real work (what follows is only names, literals,
+    `os.getcwd()`, `os.chdir()` into it, `os.path` string work,
+    `sys.path.insert`, `addCleanup`, or `super().setUp()` when every base
+    is unittest's own `TestCase`, whose setUp does nothing), and a setUp that wraps the rest in
+    `try`/`except` that removes the directory and re-raises.
+
+    ## Known problems
+    Any method named `tearDown`, `tearDownClass` or `asyncTearDown` counts,
+    also in a mixin that is not itself a `TestCase`. A removal done by a
+    project helper called from `tearDown` is not seen, and a directory
+    made by a base class's `setUp` is not seen either.
+    """
+
+    code = "HRM102"
+    message = "{name}() in {method}() is skipped when setUp fails; register it with self.addCleanup() right after creating the directory"
+    calls = DIRECTORY_REMOVERS
+    methods = frozenset({"rmdir"})
+
+    __slots__ = ("_verdicts",)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._verdicts: dict[tuple[int, str], bool] = {}
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        scope = self.ctx.function_scope
+        if scope is None or scope.name not in TEARDOWN_METHODS:
+            return
+        if self.ctx.scopes[-2].kind != "class" or self.ctx.scope is not scope:
+            return
+        name = self.ctx.call_name(node)
+        if name not in DIRECTORY_REMOVERS:
+            func = node.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "rmdir" and not node.args and name != "os.rmdir"):
+                return
+            name = "Path.rmdir"
+        if self._setup_may_fail_after_creating(scope.name):
+            yield self.report(node, name=name, method=scope.name)
+
+    def _setup_may_fail_after_creating(self, teardown: str) -> bool:
+        """Whether the class's matching setUp makes a directory and then
+        runs a statement that may raise, unguarded: the one case the
+        removal in tearDown is skipped."""
+        class_scope = self.ctx.class_scope
+        if class_scope is None:
+            return False
+        cached = self._verdicts.get((id(class_scope.node), teardown))
+        if cached is None:
+            setups = SETUP_FOR_TEARDOWN[teardown]
+            cached = any(
+                _fails_after_creating(self.ctx, stmt)
+                for stmt in class_scope.node.body  # type: ignore[attr-defined]
+                if isinstance(stmt, DEF_TYPES) and stmt.name in setups
+            )
+            self._verdicts[(id(class_scope.node), teardown)] = cached
+        return cached
+
+
+SETUP_FOR_TEARDOWN = {
+    "tearDown": ("setUp",),
+    "tearDownClass": ("setUpClass",),
+    "asyncTearDown": ("asyncSetUp", "setUp"),
+}
+#: the last name of calls that make a directory (``self.mkdtemp()`` of a helper too)
+DIRECTORY_MAKERS = frozenset({
+    "mkdtemp", "mkdir", "makedirs", "copytree", "TemporaryDirectory", "temp_dir", "extractall", "unpack_archive",
+    "mktemp",  # a helper's self.mktemp("a", "b") makes the tree; tempfile.mktemp() only names it
+})
+#: calls that cannot realistically fail in a setUp right after the directory is made
+SAFE_CALLS = frozenset({
+    "os.getcwd", "os.chdir", "os.fspath", "str", "os.path.join", "os.path.dirname", "os.path.basename",
+    "os.path.abspath", "os.path.normpath",
+})
+
+
+def _makes_directory(stmt: ast.stmt) -> bool:
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Call):
+            if last_name(sub) in DIRECTORY_MAKERS and dotted_name(sub.func) != "tempfile.mktemp":
+                return True
+    return False
+
+
+def _simple(node: ast.AST | None) -> bool:
+    """A value that cannot realistically raise: a name, an attribute, a
+    literal, a slice copy (``sys.path[:]``), or a container of those."""
+    if node is None or isinstance(node, (ast.Constant, ast.Name, ast.Attribute)):
+        return True
+    if isinstance(node, ast.Call):
+        # os.getcwd(), os.path.join(d, "x"), os.path.dirname(m.__file__)
+        return (dotted_name(node.func) or "") in SAFE_CALLS and all(_simple(a) for a in node.args)
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Slice) and _simple(node.value)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_simple(e) for e in node.elts)
+    return False
+
+
+def _cannot_raise(ctx: Context, stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Pass):
+        return True
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        return _simple(stmt.value)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        func = call.func
+        if ctx.call_name(call) == "os.chdir":
+            return all(_simple(a) for a in call.args)
+        if _inherited_noop_setup(ctx, call):
+            return True
+        # self.addCleanup(...), sys.path.insert(0, d): bookkeeping, not work
+        if isinstance(func, ast.Attribute) and (func.attr in CONTAINER_METHODS or func.attr in CLEANUP_REGISTRARS):
+            return all(_simple(a) for a in call.args)
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+def _inherited_noop_setup(ctx: Context, call: ast.Call) -> bool:
+    """``super().setUp()`` in a class whose bases are all unittest's own
+    TestCase classes, whose setUp methods do nothing."""
+    func = call.func
+    if call.args or call.keywords or not isinstance(func, ast.Attribute) or func.attr not in SETUP_METHODS:
+        return False
+    if not (isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+        return False
+    class_scope = ctx.class_scope
+    bases = getattr(class_scope.node, "bases", []) if class_scope is not None else []
+    return bool(bases) and all((ctx.resolve(base) or "").startswith("unittest.") for base in bases)
+
+
+def _removes_and_reraises(stmt: ast.stmt) -> bool:
+    """``try: ... except: shutil.rmtree(d); raise``: setUp cleans up after itself."""
+    if not isinstance(stmt, ast.Try):
+        return False
+    for handler in stmt.handlers:
+        removes = any(
+            isinstance(sub, ast.Call) and last_name(sub) in REMOVERS
+            for inner in handler.body for sub in ast.walk(inner)
+        )
+        if removes and any(isinstance(inner, ast.Raise) for inner in handler.body):
+            return True
+    return any(removes_any(inner, set().union(*(mentions(t) for t in stmt.body))) for inner in stmt.finalbody)
+
+
+def _fails_after_creating(ctx: Context, setup: FunctionNode) -> bool:
+    created = False
+    for stmt in setup.body:
+        if not created:
+            if _makes_directory(stmt):
+                if _removes_and_reraises(stmt):
+                    continue
+                created = True
+                if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)):
+                    return True  # made inside a loop or block that goes on working
+            continue
+        if not (_cannot_raise(ctx, stmt) or _removes_and_reraises(stmt)):
+            return True
+    return False

@@ -1,0 +1,104 @@
+"""HRM103: the rule RmtreeIgnoreErrorsRule and the helpers only it uses."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from flake8_hermetic.facts.raising import RAISES_METHODS, expects_raise
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.rules.leaks.syntax import bool_keyword
+from flake8_hermetic.violation import Violation
+
+
+class RmtreeIgnoreErrorsRule(Rule):
+    """
+    Flags `shutil.rmtree(..., ignore_errors=True)` in a test file.
+
+    ## Why is this bad?
+    A cleanup that swallows its errors cannot tell anyone that it did not
+    finish. A file still open on Windows, a read-only file, or a process
+    still writing into the directory leaves a partial tree behind, and the
+    next run (or another test on the same worker) finds it. Letting the
+    error surface names the test that leaked.
+
+    Left alone: a pre-clean directly followed by `os.mkdir`/`os.makedirs`
+    (or `Path(...).mkdir()`) of the same path, where a removal that did
+    not finish surfaces at once as a failing `mkdir`; and a call on a path
+    that one of the three statements before showed `rmtree` to fail on
+    (`assertRaises(OSError, shutil.rmtree, p)`, or `shutil.rmtree(p)`
+    inside `with pytest.raises(...)`), which tests `ignore_errors` itself.
+
+    ## Example
+    ```python
+    def tearDown(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+    ```
+
+    ## Use instead
+    ```python
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.root)
+    ```
+
+    ## Options
+    None.
+    """
+
+    code = "HRM103"
+    message = "rmtree(ignore_errors=True) hides a cleanup that did not finish; let it fail loudly"
+    calls = frozenset({"shutil.rmtree"})
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        if self.ctx.call_name(node) != "shutil.rmtree":
+            return
+        ignore = bool_keyword(node, "ignore_errors")
+        if ignore is None and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+            ignore = bool(node.args[1].value)
+        if ignore and not self._not_a_cleanup(node):
+            yield self.report(node)
+
+    def _not_a_cleanup(self, node: ast.Call) -> bool:
+        """A pre-clean right before the directory is made again, or an
+        ``ignore_errors`` call on a path the statements just before showed
+        ``rmtree`` to fail on (a test of ``rmtree`` itself)."""
+        found = self.ctx.statement(node)
+        if found is None or not node.args:
+            return False
+        stmt, siblings, index = found
+        if not (isinstance(stmt, ast.Expr) and stmt.value is node):
+            return False
+        path = ast.dump(node.args[0])
+        if index + 1 < len(siblings) and self._makes(siblings[index + 1], path):
+            return True
+        return any(self._shown_to_fail(earlier, path) for earlier in siblings[max(0, index - 3):index])
+
+    def _makes(self, stmt: ast.stmt, path: str) -> bool:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not isinstance(call, ast.Call):
+            return False
+        name = self.ctx.call_name(call) or ""
+        func = call.func
+        if name in ("os.mkdir", "os.makedirs") and call.args:
+            return ast.dump(call.args[0]) == path
+        if isinstance(func, ast.Attribute) and func.attr == "mkdir" and isinstance(func.value, ast.Call):
+            return any(ast.dump(a) == path for a in func.value.args)
+        return False
+
+    def _shown_to_fail(self, stmt: ast.stmt, path: str) -> bool:
+        """``assertRaises(E, shutil.rmtree, path)``, or ``shutil.rmtree(path)``
+        inside ``with self.assertRaises(...)`` / ``with pytest.raises(...)``."""
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in RAISES_METHODS and len(call.args) >= 3:
+                return self.ctx.resolve(call.args[1]) == "shutil.rmtree" and ast.dump(call.args[2]) == path
+            return False
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(expects_raise(self.ctx, i.context_expr) for i in stmt.items):
+            return any(
+                isinstance(sub, ast.Call) and self.ctx.call_name(sub) == "shutil.rmtree"
+                and bool(sub.args) and ast.dump(sub.args[0]) == path
+                for inner in stmt.body for sub in ast.walk(inner)
+            )
+        return False

@@ -1,0 +1,124 @@
+"""HRM104: the rule MonkeypatchUndoRule and the helpers only it uses."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from flake8_hermetic.rule import Rule
+from flake8_hermetic.rules.leaks.syntax import target_names
+from flake8_hermetic.violation import Violation
+
+
+def _local_names(function: ast.AST) -> set[str]:
+    """The names ``function`` binds: assignments, loop and ``with`` targets."""
+    return {
+        name
+        for sub in ast.walk(function)
+        if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.withitem))
+        for target in ([sub.optional_vars] if isinstance(sub, ast.withitem) else
+                       sub.targets if isinstance(sub, ast.Assign) else [sub.target])
+        for name in target_names(target)
+    }
+
+
+def _asserts_on(stmt: ast.stmt, local: set[str]) -> bool:
+    """An ``assert`` with no call in it, reading only names in ``local``."""
+    if not isinstance(stmt, ast.Assert):
+        return False
+    return not any(
+        isinstance(sub, ast.Call) or (isinstance(sub, ast.Name) and sub.id not in local) for sub in ast.walk(stmt)
+    )
+
+
+class MonkeypatchUndoRule(Rule):
+    """
+    Flags `monkeypatch.undo()` on the `monkeypatch` fixture inside a test or fixture.
+
+    ## Why is this bad?
+    The `monkeypatch` fixture is one object per test, shared by the test
+    and every fixture it uses. `undo()` reverts every change recorded on
+    it, including the ones a fixture made to isolate the test (a pinned
+    `HOME`, a patched clock), so the rest of the test runs against the real
+    host. It is not a way to drop one patch early.
+
+    ## Example
+    ```python
+    def test_fallback(monkeypatch):
+        monkeypatch.setenv("TOKEN", "x")
+        assert client().authenticated
+        monkeypatch.undo()
+        assert not client().authenticated
+    ```
+
+    ## Use instead
+    ```python
+    def test_fallback():
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("TOKEN", "x")
+            assert client().authenticated
+        assert not client().authenticated
+    ```
+
+    Left alone: `undo()` as a statement of the test itself (not of a
+    fixture, not inside a nested function) that is followed by nothing,
+    or only by `assert`s on the test's own local names with no calls in
+    them. Nothing after it can observe the fixtures' reverted patches,
+    and the fixture undoes everything at teardown anyway; this is how a
+    suite tests `MonkeyPatch.undo()` itself.
+
+    ## Options
+    None.
+    """
+
+    code = "HRM104"
+    message = "monkeypatch.undo() also reverts what the fixtures set up; scope the patch with pytest.MonkeyPatch.context()"
+    methods = frozenset({"undo"})
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "undo") or not self.ctx.in_test:
+            return
+        receiver = func.value
+        if isinstance(receiver, ast.Call):
+            # request.getfixturevalue("monkeypatch").undo()
+            if not (
+                isinstance(receiver.func, ast.Attribute)
+                and receiver.func.attr == "getfixturevalue"
+                and receiver.args
+                and isinstance(receiver.args[0], ast.Constant)
+                and receiver.args[0].value == "monkeypatch"
+            ):
+                return
+        elif not (isinstance(receiver, ast.Name) and receiver.id == "monkeypatch" and self._is_parameter("monkeypatch")):
+            return
+        if not self._nothing_runs_after(node):
+            yield self.report(node)
+
+    def _nothing_runs_after(self, node: ast.Call) -> bool:
+        """``undo()`` as a statement of the test itself (not a fixture),
+        followed only by asserts on the test's own local names: nothing
+        after it can see what it reverted, and the fixture undoes it all
+        at teardown anyway."""
+        scope = self.ctx.function_scope
+        function = self.ctx.function
+        if scope is None or function is None or not (scope.is_test or scope.is_testcase_method):
+            return False
+        found = self.ctx.statement(node)
+        if found is None:
+            return False
+        stmt, siblings, index = found
+        if siblings is not function.body or not (isinstance(stmt, ast.Expr) and stmt.value is node):
+            return False
+        if not all(isinstance(later, ast.Assert) for later in siblings[index + 1:]):
+            return False  # the common case, known before walking the function for its locals
+        local = _local_names(function)
+        return all(_asserts_on(later, local) for later in siblings[index + 1:])
+
+    def _is_parameter(self, name: str) -> bool:
+        for scope in self.ctx.scopes:
+            if scope.kind == "function":
+                args = scope.node.args  # type: ignore[attr-defined]
+                if any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]):
+                    return True
+        return False
