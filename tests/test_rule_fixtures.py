@@ -173,7 +173,7 @@ def fixture_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[F
         for path in sorted(RULE_FIXTURES.rglob("*.py"))
     }
     with_options = {relative: options for relative, options in with_options.items() if options}
-    for index, (relative, options) in enumerate(with_options.items()):
+    for index, relative in enumerate(with_options):
         own = root / f"options{index}"
         (own / relative).parent.mkdir(parents=True)
         shutil.move(str(root / relative), own / relative)

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from flake8_hermetic.context import Context
 
 PATCH_MODULES = frozenset({"unittest.mock", "mock"})
+#: the mock classes of unittest.mock (and the mock backport), by their last name
+MOCK_CLASSES = frozenset({"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "NonCallableMagicMock"})
+#: what makes a mock object: a mock class, or create_autospec
+MOCK_FACTORIES = MOCK_CLASSES | {"create_autospec"}
 MOCKER_FIXTURES = frozenset({"mocker", "class_mocker", "module_mocker", "package_mocker", "session_mocker"})
 
 

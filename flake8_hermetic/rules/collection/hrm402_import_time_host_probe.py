@@ -8,6 +8,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.environ import (
+    ENV_GETTERS, ENVIRON, EXPANDUSER_CALLS, EXPANDUSER_METHODS, HOME_CALLS, home_variable,
+)
 from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.collection.import_time import collection_time
@@ -17,29 +20,9 @@ if TYPE_CHECKING:
     from flake8_hermetic.settings import Settings
 
 
-HOME_READERS = frozenset(
-    {
-        "os.path.expanduser",
-        "posixpath.expanduser",
-        "ntpath.expanduser",
-        "pathlib.Path.home",
-        "pathlib.PosixPath.home",
-        "pathlib.WindowsPath.home",
-        "pathlib.Path().expanduser",
-        "pathlib.PosixPath().expanduser",
-        "pathlib.WindowsPath().expanduser",
-    }
-)
-HOME_VARIABLES = frozenset({"HOME", "USERPROFILE"})
-ENV_GETTERS = frozenset({"os.getenv", "os.environ.get", "os.environb.get", "os.getenvb"})
+#: calls that read the operator's home directory
+HOME_READERS = HOME_CALLS | EXPANDUSER_CALLS | EXPANDUSER_METHODS
 SKIP_MARKS = frozenset({"pytest.mark.skipif", "pytest.mark.skip", "pytest.mark.xfail"})
-
-
-def _names_home_variable(node: ast.AST | None) -> bool:
-    if isinstance(node, ast.Constant):
-        value = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
-        return value in HOME_VARIABLES
-    return False
 
 
 class ImportTimeHostProbeRule(Rule):
@@ -122,10 +105,10 @@ class ImportTimeHostProbeRule(Rule):
             name = self.ctx.call_name(node)
             if name in self.readers:
                 return f"{name}()"
-            if name in ENV_GETTERS and node.args and _names_home_variable(node.args[0]):
+            if name in ENV_GETTERS and node.args and home_variable(node.args[0]) is not None:
                 return f"{name}({node.args[0].value!r})"  # type: ignore[attr-defined]
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
-            if self.ctx.resolve(node.value) in ("os.environ", "os.environb") and _names_home_variable(node.slice):
+            if self.ctx.resolve(node.value) in ENVIRON and home_variable(node.slice) is not None:
                 return f"os.environ[{node.slice.value!r}]"  # type: ignore[attr-defined]
         return None
 

@@ -6,13 +6,12 @@ import ast
 import dataclasses
 from collections.abc import Iterator
 
-from flake8_hermetic.facts.mocks import PATCH_MODULES
+from flake8_hermetic.facts.mocks import MOCK_CLASSES, PATCH_MODULES
 from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 
 
-MOCK_CLASSES = frozenset({"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "NonCallableMagicMock"})
 PATCH_OPTIONS = frozenset({"spec", "spec_set", "create", "autospec", "new_callable"})
 # (name suffix, position of ``new``); patch.multiple takes its replacements as keywords
 PATCHERS = ((".patch", 1), (".patch.object", 2), (".patch.multiple", None))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.mocks import MOCK_FACTORIES
 from flake8_hermetic.facts.names import called_as, callee_last_name
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import LOOP_TYPES, NEW_FRAMES, FunctionNode
@@ -103,7 +104,6 @@ class _WaitTrace:
 #: calls that satisfy a later await of the same receiver: ev.set() -> ev.wait(), q.put() -> q.get()
 SUPPLY_METHODS = frozenset({"set", "clear", "put", "put_nowait", "set_result", "set_exception"})
 PUTS = frozenset({"put", "put_nowait"})
-MOCK_FACTORIES = frozenset({"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "NonCallableMagicMock", "create_autospec"})
 
 
 class SuppliedSignals:
