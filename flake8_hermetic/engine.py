@@ -1,9 +1,9 @@
 """One walk of a test file, dispatching each node to the enabled rules.
 
 The walk is iterative (deeply nested expressions cannot exhaust the stack)
-and keeps the context rules need: the ancestors of the node, the enclosing
-scopes (and whether each is a test, a fixture or a TestCase method), the
-import resolver, and the conftest pins of the file. Decorators, default
+and keeps the rules' :class:`~flake8_hermetic.context.Context` (defined in
+``context.py``) up to date: the ancestors of the node, the enclosing scopes,
+the import resolver's function-level bindings. Decorators, default
 values and class bases are visited in the enclosing scope, as Python
 evaluates them.
 """

@@ -32,7 +32,7 @@ def call_of(source: str) -> ast.Call:
     return node
 
 
-# -- processes.py: the argv of a child ---------------------------------------------
+# -- facts/processes.py: the argv of a child ---------------------------------------
 
 @pytest.mark.parametrize(
     ("source", "name", "argv"),
@@ -121,7 +121,7 @@ def test_starts_with(argv: tuple[str | None, ...], expected: bool) -> None:
     assert starts_with(argv, prefixes) is expected
 
 
-# -- hostpins.py: what pins the home and git's config ----------------------------------
+# -- facts/hostpins.py: what pins the home and git's config ----------------------------
 
 @pytest.mark.parametrize(
     ("source", "expected"),

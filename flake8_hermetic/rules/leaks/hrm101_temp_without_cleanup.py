@@ -1,4 +1,4 @@
-"""HRM101: the rule TempWithoutCleanupRule and the helpers only it uses."""
+"""HRM101: a ``tempfile`` directory or file whose removal is not arranged in the same scope."""
 
 from __future__ import annotations
 

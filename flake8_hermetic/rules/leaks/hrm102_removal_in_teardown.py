@@ -1,4 +1,4 @@
-"""HRM102: the rule RemovalInTearDownRule and the helpers only it uses."""
+"""HRM102: a directory removed in ``tearDown``/``tearDownClass`` instead of registered for cleanup."""
 
 from __future__ import annotations
 

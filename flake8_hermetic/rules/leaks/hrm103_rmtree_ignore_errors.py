@@ -1,4 +1,4 @@
-"""HRM103: the rule RmtreeIgnoreErrorsRule and the helpers only it uses."""
+"""HRM103: ``shutil.rmtree(..., ignore_errors=True)`` in a test file."""
 
 from __future__ import annotations
 

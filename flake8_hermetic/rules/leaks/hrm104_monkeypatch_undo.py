@@ -1,4 +1,4 @@
-"""HRM104: the rule MonkeypatchUndoRule and the helpers only it uses."""
+"""HRM104: ``monkeypatch.undo()`` called inside a test or fixture."""
 
 from __future__ import annotations
 

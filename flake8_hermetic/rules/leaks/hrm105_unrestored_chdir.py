@@ -1,4 +1,4 @@
-"""HRM105: the rule ChdirRule and the helpers only it uses."""
+"""HRM105: ``os.chdir()``/``os.fchdir()`` that nothing the reader sees changes back."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HRM106: the rule ChildWithoutCwdRule and the helpers only it uses."""
+"""HRM106: a child process started without ``cwd=`` when what it runs reads the working directory."""
 
 from __future__ import annotations
 

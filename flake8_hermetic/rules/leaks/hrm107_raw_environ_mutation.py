@@ -1,4 +1,4 @@
-"""HRM107: the rule RawEnvironMutationRule and the helpers only it uses."""
+"""HRM107: a raw write to the process environment that nothing the reader sees undoes."""
 
 from __future__ import annotations
 

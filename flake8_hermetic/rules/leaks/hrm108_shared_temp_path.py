@@ -1,4 +1,4 @@
-"""HRM108: the rule SharedTempPathRule and the helpers only it uses."""
+"""HRM108: a fixed path in the machine-wide temp directory that reaches the filesystem."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HRM109: the rule HomeReadRule and the helpers only it uses."""
+"""HRM109: a read of the operator's home directory inside a function of a test file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HRM110: the rule FixedPortRule and the helpers only it uses."""
+"""HRM110: a server listening on a fixed, non-zero port."""
 
 from __future__ import annotations
 

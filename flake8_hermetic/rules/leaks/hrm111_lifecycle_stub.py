@@ -1,4 +1,4 @@
-"""HRM111: the rule LifecycleStubRule and the helpers only it uses."""
+"""HRM111: a lifecycle method (``close``, ``stop``, ``join``, ...) replaced by a stub."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HRM112: the rule UnjoinedThreadRule and the helpers only it uses."""
+"""HRM112: a thread started in a function that never joins it."""
 
 from __future__ import annotations
 

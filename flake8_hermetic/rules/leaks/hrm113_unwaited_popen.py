@@ -1,4 +1,4 @@
-"""HRM113: the rule UnwaitedPopenRule and the helpers only it uses."""
+"""HRM113: a ``subprocess.Popen`` the same function never waits on or kills."""
 
 from __future__ import annotations
 

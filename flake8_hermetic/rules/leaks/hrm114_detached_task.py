@@ -1,4 +1,4 @@
-"""HRM114: the rule DetachedTaskRule and the helpers only it uses."""
+"""HRM114: an asyncio task created as a bare statement, its handle thrown away."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HRM115: the rule GitUserConfigRule and the helpers only it uses."""
+"""HRM115: a writing git command run with the operator's own git config."""
 
 from __future__ import annotations
 

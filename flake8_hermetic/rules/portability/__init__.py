@@ -1,4 +1,9 @@
-"""HRM3xx: portability. One module per rule; importing the package registers them."""
+"""HRM3xx: tests that hold on one operating system only (POSIX paths and
+signals, the interpreter's name, a skip by platform name).
+
+One module per rule; importing the package registers them. The family has no
+machinery of its own: what it shares with others is in ``flake8_hermetic.facts``.
+"""
 
 from flake8_hermetic.rules.portability import (  # noqa: F401
     hrm301_kill_zero_probe,
