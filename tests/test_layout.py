@@ -1,19 +1,29 @@
 """The package's layout, as docs/architecture.md draws it, held by the suite.
 
 * no import cycle among the package's modules (every ``import``, also one
-  inside a function; those under ``if TYPE_CHECKING:`` excepted);
+  inside a function);
 * a rule family never imports another family: knowledge two families need
-  lives in ``flake8_hermetic/facts/``, and the facts never import a rule;
+  lives in ``flake8_hermetic/facts/``, and the facts never import a rule,
+  not even through another module;
 * no module over 800 lines;
-* each rule class in a module of its own, ``rules/<family>/hrmNNN_<what>.py``.
+* ``flake8_hermetic/rules/`` holds the family packages and its ``__init__.py``,
+  nothing else;
+* each rule class in a module of its own, ``rules/<family>/hrmNNN_<what>.py``,
+  its ``NNN`` the rule's code.
 
 Read statically (``ast``), so a cycle is found even where Python's import
-order happens to hide it.
+order happens to hide it. Importing ``a.b.c`` runs ``a/__init__.py`` and
+``a/b/__init__.py`` first, so an import of a module is also an edge to each
+of its parent packages (except the importer's own parent packages, which are
+already running when it runs). Imports under ``if TYPE_CHECKING:`` are left
+out on purpose: they are type-only, never run, and so cannot form a cycle;
+they are how a module names a type of a module that imports it.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,10 +69,17 @@ def import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
             stack.append(child)
 
 
-def imported_modules(name: str) -> set[str]:
-    """The package's modules that module ``name`` imports (a name imported
-    from a package counts as the package's ``__init__``, a submodule as itself)."""
-    path = MODULES[name]
+def parent_packages(name: str) -> set[str]:
+    """``{"a", "a.b"}`` for ``a.b.c``: the packages whose ``__init__`` runs first."""
+    parts = name.split(".")
+    return {".".join(parts[:end]) for end in range(1, len(parts))}
+
+
+def imported_modules(name: str, modules: dict[str, Path] = MODULES) -> set[str]:
+    """The ``modules`` that module ``name`` imports (a name imported from a
+    package counts as the package's ``__init__``, a submodule as itself), with
+    the parent packages of each but ``name``'s own."""
+    path = modules[name]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
@@ -74,9 +91,11 @@ def imported_modules(name: str) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
-        found.update(target for target in targets if target in MODULES and target != name)
-    return found
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        for target in targets:
+            found.update({target} | parent_packages(target))
+    own = parent_packages(name) | {name}
+    return {target for target in found if target in modules and target not in own}
 
 
 GRAPH = {name: imported_modules(name) for name in MODULES}
@@ -128,19 +147,55 @@ def family_of(name: str) -> str | None:
     return parts[2] if len(parts) > 2 and parts[:2] == [NAME, "rules"] else None
 
 
-def is_single_module_family(name: str) -> bool:
-    """``rules/leaks.py`` rather than ``rules/leaks/``: the layout before the split."""
-    path = MODULES[name]
-    return family_of(name) is not None and path.parent == PACKAGE / "rules" and path.stem != "__init__"
+def reachable(graph: dict[str, set[str]], start: str) -> dict[str, list[str]]:
+    """Every module ``start`` imports, directly or through others, with a path to it."""
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for target in sorted(graph.get(node, ())):
+            if target not in paths:
+                paths[target] = [*paths[node], target]
+                queue.append(target)
+    del paths[start]
+    return paths
 
 
-OLD_LAYOUT = pytest.mark.xfail(strict=True, reason="a family still one module: the layout before the split")
+def is_rule_module(name: str) -> bool:
+    return name == RULES_PACKAGE or name.startswith(RULES_PACKAGE + ".")
 
 
 def test_the_import_graph_is_read() -> None:
     assert f"{NAME}.rule" in GRAPH[f"{NAME}.engine"]
     assert f"{NAME}.rules" in GRAPH[f"{NAME}.catalog"]  # an import inside a function counts
     assert f"{NAME}.settings" not in GRAPH[f"{NAME}.engine"]  # one under TYPE_CHECKING does not
+    # ``from flake8_hermetic.facts.names import ...`` runs facts/__init__ first
+    facts = f"{NAME}.facts."
+    importers = [n for n in GRAPH if n.startswith(f"{NAME}.rules.") and any(t.startswith(facts) for t in GRAPH[n])]
+    assert importers
+    assert all(f"{NAME}.facts" in GRAPH[n] for n in importers)
+    # but not the importer's own parents: a family module importing its sibling
+    leaks = {n for n in GRAPH if n.startswith(f"{NAME}.rules.leaks.")}
+    assert all(not {f"{NAME}.rules.leaks", f"{NAME}.rules", NAME} & GRAPH[n] for n in leaks)
+
+
+def test_a_cycle_through_a_package_init_is_found(tmp_path: Path) -> None:
+    """facts/__init__ re-exporting Context, whose module imports facts.names."""
+    sources = {
+        "flake8_hermetic/__init__.py": "",
+        "flake8_hermetic/facts/__init__.py": "from flake8_hermetic.context import Context\n",
+        "flake8_hermetic/facts/names.py": "def last_name(): ...\n",
+        "flake8_hermetic/context.py": "from flake8_hermetic.facts.names import last_name\nclass Context: ...\n",
+    }
+    modules = {}
+    for relative, text in sources.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        parts = Path(relative).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {name: imported_modules(name, modules) for name in modules}
+    assert cycles(graph) == [[f"{NAME}.context", f"{NAME}.facts"]]
 
 
 def test_no_import_cycle() -> None:
@@ -160,32 +215,53 @@ def test_a_family_imports_no_other_family(name: str) -> None:
 
 @pytest.mark.parametrize("name", [pytest.param(name, id=name) for name in GRAPH if name.startswith(f"{NAME}.facts")])
 def test_the_facts_import_no_rule(name: str) -> None:
-    assert sorted(t for t in GRAPH[name] if t.startswith(RULES_PACKAGE)) == []
+    """Not directly, nor through a module that imports one."""
+    paths = reachable(GRAPH, name).values()
+    # the first rule module on each path (the rest it imports need not be listed)
+    first = [path for path in paths if is_rule_module(path[-1]) and not any(map(is_rule_module, path[:-1]))]
+    assert sorted(" -> ".join(path) for path in first) == []
 
 
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(name, id=name, marks=[OLD_LAYOUT] if is_single_module_family(name) and
-                  len(MODULES[name].read_text(encoding="utf-8").splitlines()) > MAX_LINES else [])
-     for name in MODULES],
-)
+def test_reachable_follows_imports_through_other_modules() -> None:
+    graph = {"facts.a": {"catalog"}, "catalog": {"rules"}, "rules": set()}
+    assert reachable(graph, "facts.a") == {"catalog": ["facts.a", "catalog"], "rules": ["facts.a", "catalog", "rules"]}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, id=name) for name in MODULES])
 def test_no_module_is_over_800_lines(name: str) -> None:
     lines = len(MODULES[name].read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{MODULES[name].relative_to(PACKAGE.parent)} has {lines} lines"
 
 
-def rule_params() -> list[object]:
-    params = []
-    for code, rule in all_rules().items():
-        old = is_single_module_family(rule.__module__)
-        params.append(pytest.param(rule, id=code, marks=[OLD_LAYOUT] if old else []))
-    return params
+def test_the_rules_package_holds_only_family_packages() -> None:
+    rules = PACKAGE / "rules"
+    strays = sorted(
+        entry.name
+        for entry in rules.iterdir()
+        if entry.name != "__pycache__"
+        and not (entry.is_file() and entry.name == "__init__.py")
+        and not (entry.is_dir() and (entry / "__init__.py").is_file())
+    )
+    assert strays == [], f"{rules.relative_to(PACKAGE.parent)} holds {strays}: a family is a package, rules/<family>/"
 
 
-@pytest.mark.parametrize("rule", rule_params())
+@pytest.mark.parametrize("rule", [pytest.param(rule, id=code) for code, rule in all_rules().items()])
 def test_each_rule_has_a_module_of_its_own(rule: type[Rule]) -> None:
     parts = rule.__module__.split(".")
     assert parts[:2] == [NAME, "rules"] and len(parts) == 4, f"{rule.code} lives in {rule.__module__}"
-    assert parts[3].startswith(rule.code.lower() + "_"), f"{rule.__module__}: name it hrmNNN_<what it flags>"
+    assert re.fullmatch(r"hrm\d{3}_\w+", parts[3]), f"{rule.__module__}: name it hrmNNN_<what it flags>"
+    assert parts[3].startswith(rule.code.lower() + "_"), f"{rule.__module__}: name it {rule.code.lower()}_<what>"
+    assert MODULES[rule.__module__].parent.parent == PACKAGE / "rules", f"{rule.code} is not in rules/<family>/"
     neighbours = sorted(code for code, other in all_rules().items() if other.__module__ == rule.__module__)
     assert neighbours == [rule.code]
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, id=name) for name in MODULES if re.fullmatch(r"hrm\d{3}_\w+", name.rpartition(".")[2])]
+)
+def test_each_rule_module_holds_its_rule(name: str) -> None:
+    """The other way round: ``rules/<family>/hrmNNN_*.py`` holds rule HRMNNN, and only it."""
+    code = name.rpartition(".")[2][:6].upper()
+    assert family_of(name) is not None, f"{name}: a rule module sits in rules/<family>/"
+    assert len(name.split(".")) == 4, f"{name}: a rule module sits in rules/<family>/"
+    assert sorted(c for c, rule in all_rules().items() if rule.__module__ == name) == [code]
