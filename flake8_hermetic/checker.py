@@ -14,13 +14,13 @@ from flake8.violation import Violation as Flake8Violation
 from flake8_hermetic import __version__
 from flake8_hermetic.baseline import Baseline, BaselineError, Entry, load, match
 from flake8_hermetic.baseline.format import entry_path
+from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.engine import Engine
-from flake8_hermetic.source import what_text
 from flake8_hermetic.facts.hostpins import conftest_pins, directory_pins
 from flake8_hermetic.patterns import PatternRuleSet, load_pattern_rules
-from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.settings import ConfigError, Settings, enabled_codes, register, resolve
+from flake8_hermetic.source import what_text
 
 STALE_CODE = "HRM900"
 CONTEXT_SEPARATOR = "\x1f"

@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from flake8_hermetic.facts.hostpins import Pins, pins_for_file
-from flake8_hermetic.facts.names import last_name
+from flake8_hermetic.facts.raising import expects_raise
 from flake8_hermetic.imports import ImportResolver, module_imports
 from flake8_hermetic.nodes import DEF_TYPES, LOOP_TYPES, NEW_FRAMES, STATEMENT_LISTS, FunctionNode, own_nodes
 from flake8_hermetic.source import source_segment
@@ -54,7 +54,6 @@ def _own_node_list(function: ast.AST, ctx: Context) -> list[ast.AST]:
     return list(own_nodes(function))
 
 
-EXPECT_RAISES = frozenset({"pytest.raises", "raises"})
 _UNSEEN = object()
 
 
@@ -92,8 +91,8 @@ class Context:
         #: stack, for this file (see dispatch_to); the engine fills them in
         self._dispatch: dict[type[ast.AST], list[Callable[[ast.AST], Iterable[Violation]]]] = {}
         self._skipped: set[type[ast.AST]] = set()
-        #: (factory, id(function)) -> what factory computed for it (see per_function)
-        self._per_function: dict[tuple[Callable[..., Any], int], Any] = {}
+        #: (factory, id(function), binding state) -> (function, what factory computed) (see per_function)
+        self._per_function: dict[tuple[Callable[..., Any], int, int], tuple[ast.AST, Any]] = {}
 
     # -- names ---------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -134,22 +133,31 @@ class Context:
             self._skipped.discard(node_type)
 
     # -- per-function facts ------------------------------------------------
-    def per_function(self, function: ast.AST, factory: Callable[[Any, Context], _T]) -> _T:
+    def per_function(self, function: ast.AST, factory: Callable[[Any, Context], _T], *, names: bool = True) -> _T:
         """``factory(function, self)``, computed once per function and file and
         shared by every rule that asks with the same factory: a function's
-        node list, its clock flow, its assigned values. Keyed by id, like the
-        names: the tree keeps the functions alive for the whole lint."""
-        key = (factory, id(function))
+        node list, its clock flow, its assigned values.
+
+        A factory that resolves names (``ctx.resolve``) sees the import
+        bindings in force where it is asked (a function-level import, a local
+        that shadows a module), so the memo is kept per binding state: the
+        answer depends on where it is asked, never on which rule asked first
+        (which would make one rule's findings depend on the others being
+        selected). ``names=False`` is for a factory that resolves nothing.
+        The function is kept beside its value, so its id stays its own.
+        """
+        key = (factory, id(function), self.resolver.state if names else -1)
         try:
-            return self._per_function[key]  # type: ignore[no-any-return]
+            return self._per_function[key][1]  # type: ignore[no-any-return]
         except KeyError:
-            value = self._per_function[key] = factory(function, self)
+            value = factory(function, self)
+            self._per_function[key] = (function, value)
             return value
 
     def function_nodes(self, function: ast.AST) -> list[ast.AST]:
         """The nodes of ``function`` that belong to its own frame (see
         :func:`own_nodes`), listed once per function and file."""
-        return self.per_function(function, _own_node_list)
+        return self.per_function(function, _own_node_list, names=False)
 
     # -- scopes --------------------------------------------------------
     @property
@@ -277,14 +285,8 @@ class Context:
         for ancestor, on_path in self.ancestors_in_function(node):
             if not isinstance(ancestor, (ast.With, ast.AsyncWith)) or on_path in ancestor.items:
                 continue
-            for item in ancestor.items:
-                manager = item.context_expr
-                if not isinstance(manager, ast.Call):
-                    continue
-                name = self.call_name(manager) or last_name(manager)
-                last = name.rpartition(".")[2]
-                if name in EXPECT_RAISES or last.startswith("assertRaises"):
-                    return True
+            if any(expects_raise(self, item.context_expr) for item in ancestor.items):
+                return True
         return False
 
     def enclosing(self, *types: type[ast.AST]) -> ast.AST | None:

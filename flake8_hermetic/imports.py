@@ -68,21 +68,40 @@ def dotted_name(node: ast.AST) -> str | None:
 
 
 class ImportResolver:
-    """Resolve expressions against a stack of alias maps (module, then functions)."""
+    """Resolve expressions against a stack of alias maps (module, then functions).
 
-    __slots__ = ("_frames",)
+    :attr:`state` names the bindings in force: every change (an import or a
+    shadowing local inside a function) gets a new number, and leaving a
+    function returns to the number of the scope around it, so two places
+    with the same state resolve every name alike.
+    """
+
+    __slots__ = ("_frames", "_states", "_changes")
 
     def __init__(self, module_aliases: dict[str, str]) -> None:
         self._frames: list[dict[str, str]] = [module_aliases]
+        self._states: list[int] = [0]
+        self._changes = 0
+
+    @property
+    def state(self) -> int:
+        return self._states[-1]
+
+    def _changed(self) -> None:
+        self._changes += 1
+        self._states[-1] = self._changes
 
     def push(self) -> None:
         self._frames.append({})
+        self._states.append(self._states[-1])  # an empty frame changes no binding
 
     def pop(self) -> None:
         self._frames.pop()
+        self._states.pop()
 
     def bind(self, node: ast.Import | ast.ImportFrom) -> None:
         self._frames[-1].update(bindings_of(node))
+        self._changed()
 
     def lookup(self, name: str) -> str | None:
         for frame in reversed(self._frames):
@@ -96,6 +115,7 @@ class ImportResolver:
         (a parameter or assignment named like one); True if it did."""
         if len(self._frames) > 1 and self.lookup(name):
             self._frames[-1][name] = ""
+            self._changed()
             return True
         return False
 

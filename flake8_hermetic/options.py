@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 #: How a value is spelt and validated:
 #: "list"     comma-separated words (flake8's own list parsing);
@@ -34,6 +34,10 @@ class OptionSpec:
     #: turns the validated value (and the default) into what the rule reads,
     #: once per run: e.g. ``frozenset`` for a set of names
     convert: Callable[[Any], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in get_args(OptionKind):
+            raise ValueError(f"option {self.name!r}: kind {self.kind!r} is not one of {get_args(OptionKind)}")
 
     @property
     def flag(self) -> str:

@@ -73,6 +73,14 @@ def rule_option_defaults() -> dict[str, Any]:
     return {spec.name: spec.value(spec.default) for spec in rule_options()}
 
 
+def help_text(spec: OptionSpec) -> str:
+    """The option's help for argparse: ``%(default)s`` is the spec's own
+    default, and any other ``%`` is literal (argparse would format it)."""
+    default = spec.default
+    shown = ",".join(default) if isinstance(default, (tuple, list, frozenset)) else str(default)
+    return shown.replace("%", "%%").join(part.replace("%", "%%") for part in spec.help.split("%(default)s"))
+
+
 class _FlagAction(argparse.Action):
     """``store_true`` for the command line. Not the string "store_true":
     flake8 would read the config value with ``getboolean`` and a typo there
@@ -101,7 +109,7 @@ def register(parser: Any) -> None:
                 parse_from_config=True,
                 comma_separated_list=spec.kind == "list",
                 normalize_paths=spec.kind == "path",
-                help=spec.help.replace("%(default)s", ",".join(DEFAULT_TEST_FILES)),
+                help=help_text(spec),
             )
     # Used by the pack's own commands: report the scope and source text of
     # each violation and skip the baseline (the command matches it itself).
@@ -129,7 +137,12 @@ class Settings:
     def option(self, name: str) -> Any:
         """The value of the rule option ``name`` (as its ``convert`` made it)."""
         value = self.rule_options.get(name, _UNSET)
-        return rule_option_defaults()[name] if value is _UNSET else value
+        if value is not _UNSET:
+            return value
+        defaults = rule_option_defaults()
+        if name not in defaults:
+            raise KeyError(f"no rule declares the option {name!r} (declared: {', '.join(sorted(defaults))})")
+        return defaults[name]
 
 
 # -- where the configuration lives ------------------------------------------

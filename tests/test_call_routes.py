@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from flake8_hermetic.engine import Engine
 from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.engine import Engine
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.settings import Settings
+from flake8_hermetic.violation import Violation
 from tests.helpers import source_corpus_params
 
 RULES = list(all_rules().values())

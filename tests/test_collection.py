@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.context import Context
 from flake8_hermetic.engine import Engine
-from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.rules.collection.sizes import SATURATED, Built, SizeFolder, fold_int, human_size
 from flake8_hermetic.settings import Settings
 from tests.helpers import REPO, codes_by_line, flake8, run, write_tree

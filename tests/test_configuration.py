@@ -9,6 +9,9 @@ as subprocesses on a project that has no flake8 config at all.
 
 from __future__ import annotations
 
+import argparse
+import ast
+import inspect
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +19,9 @@ from typing import Any
 
 import pytest
 
-from flake8_hermetic.settings import BASELINE_NAME, Settings, all_options
+from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.options import OptionSpec
+from flake8_hermetic.settings import BASELINE_NAME, Settings, help_text, all_options
 from flake8_hermetic.testfiles import DEFAULT_TEST_FILES
 from tests.helpers import codes_by_line, flake8, hermetic, write_tree
 
@@ -452,3 +457,44 @@ def test_commands_stop_on_bad_configuration_with_one_line(
     assert f"{tmp_path / blamed}: " in lines[0]
     assert problem in lines[0]
     assert not (tmp_path / "hermetic-baseline.txt").exists()
+
+
+# -- options the rules declare -------------------------------------------------
+
+def _options_read_by(rule: type) -> set[str]:
+    """The literal names a rule class passes to ``settings.option(...)``."""
+    tree = ast.parse(inspect.getsource(inspect.getmodule(rule)))  # type: ignore[arg-type]
+    body = next(node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name == rule.__name__)
+    return {
+        node.args[0].value
+        for node in ast.walk(body)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "option"
+        and node.args and isinstance(node.args[0], ast.Constant)
+    }
+
+
+def test_every_option_a_rule_reads_is_declared_on_that_rule() -> None:
+    read = {code: _options_read_by(rule) for code, rule in all_rules().items()}
+    assert {code: names for code, names in read.items() if names} == {
+        "HRM106": {"readonly-commands"}, "HRM401": {"max-collection-bytes"},
+        "HRM402": {"host-readers"}, "HRM404": {"repo-dirs"},
+    }
+    undeclared = {code: names - {spec.name for spec in all_rules()[code].options} for code, names in read.items()}
+    assert {code: names for code, names in undeclared.items() if names} == {}
+
+
+def test_an_option_no_rule_declares_is_named_in_the_error() -> None:
+    with pytest.raises(KeyError, match="'max-colection-bytes'.*max-collection-bytes"):
+        Settings().option("max-colection-bytes")
+
+
+def test_an_option_kind_is_checked_when_declared() -> None:
+    with pytest.raises(ValueError, match="kind 'lsit'"):
+        OptionSpec("dirs", "lsit", (), "help")  # type: ignore[arg-type]
+
+
+def test_option_help_shows_its_own_default_and_a_literal_percent() -> None:
+    spec = OptionSpec("dirs", "list", ("src", "tests"), "Up to 100% of %(default)s.")
+    parser = argparse.ArgumentParser()
+    parser.add_argument(spec.flag, help=help_text(spec))
+    assert "Up to 100% of src,tests." in " ".join(parser.format_help().split())

@@ -13,8 +13,8 @@ import hypothesmith
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
-from flake8_hermetic.engine import Engine
 from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.engine import Engine
 from flake8_hermetic.rules.design.claims import declares_no_raise, runs_a_test, states_no_raise
 from flake8_hermetic.rules.design.hrm504_private_import import in_test_tree
 from flake8_hermetic.settings import Settings

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.imports import ImportResolver, module_imports
-from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.rules.determinism.clock import ELAPSED, READING, ClockFlow, Durations
 from flake8_hermetic.rules.determinism.hrm205_pid_literal import is_pid_name
 from flake8_hermetic.settings import Settings

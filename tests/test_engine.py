@@ -10,12 +10,12 @@ import pytest
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.engine import Engine
-from flake8_hermetic.source import what_text
 from flake8_hermetic.imports import ImportResolver, module_imports
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.settings import Settings
+from flake8_hermetic.source import what_text
 from flake8_hermetic.testfiles import GlobMatcher, to_posix
+from flake8_hermetic.violation import Violation
 
 
 def resolve_all(source: str) -> list[str | None]:

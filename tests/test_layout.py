@@ -33,6 +33,7 @@ import pytest
 import flake8_hermetic
 from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.rule import Rule
+from tests.helpers import write_tree
 
 pytestmark = pytest.mark.xdist_group(name="tree_scan_test_layout")
 
@@ -179,6 +180,11 @@ def test_the_import_graph_is_read() -> None:
     assert all(not {f"{NAME}.rules.leaks", f"{NAME}.rules", NAME} & GRAPH[n] for n in leaks)
 
 
+def _module_name(relative: str) -> str:
+    parts = Path(relative).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 def test_a_cycle_through_a_package_init_is_found(tmp_path: Path) -> None:
     """facts/__init__ re-exporting Context, whose module imports facts.names."""
     sources = {
@@ -187,13 +193,8 @@ def test_a_cycle_through_a_package_init_is_found(tmp_path: Path) -> None:
         "flake8_hermetic/facts/names.py": "def last_name(): ...\n",
         "flake8_hermetic/context.py": "from flake8_hermetic.facts.names import last_name\nclass Context: ...\n",
     }
-    modules = {}
-    for relative, text in sources.items():
-        path = tmp_path / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        parts = Path(relative).with_suffix("").parts
-        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    write_tree(tmp_path, sources)
+    modules = {_module_name(relative): tmp_path / relative for relative in sources}
     graph = {name: imported_modules(name, modules) for name in modules}
     assert cycles(graph) == [[f"{NAME}.context", f"{NAME}.facts"]]
 

@@ -14,10 +14,10 @@ import hypothesmith
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
+from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.facts.hostpins import NO_PINS, Pins, conftest_pins, directory_pins, pin_of, pins_in
 from flake8_hermetic.facts.processes import child_process, parse_git, starts_with
-from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.settings import Settings
 from tests.helpers import FIXTURES, codes_by_line, flake8, parses, write_tree
 

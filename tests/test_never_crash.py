@@ -33,8 +33,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flake8_hermetic.checker import HermeticChecker
 from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.checker import HermeticChecker
 
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # hypothesmith compiles odd code
 

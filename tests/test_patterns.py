@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from flake8_hermetic.checker import CONTEXT_SEPARATOR
-from flake8_hermetic.source import what_text
 from flake8_hermetic.patterns import EXTRA_HINT, load_pattern_rules
+from flake8_hermetic.source import what_text
 from tests.helpers import FIXTURES, codes_by_line, flake8, hermetic, parses, run
 
 PATTERNS = FIXTURES / "patterns"

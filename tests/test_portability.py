@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from flake8_hermetic.engine import Engine
-from flake8_hermetic.imports import ImportResolver, module_imports
-from flake8_hermetic.facts.processes import child_process, program_word
 from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.engine import Engine
+from flake8_hermetic.facts.processes import child_process, program_word
+from flake8_hermetic.imports import ImportResolver, module_imports
 from flake8_hermetic.settings import Settings
 from tests.helpers import codes_by_line, flake8, write_tree
 

@@ -51,7 +51,7 @@ from pathlib import Path
 import pytest
 
 from flake8_hermetic.catalog import all_rules
-from tests.helpers import FIXTURES, flake8
+from tests.helpers import FIXTURES, flake8, write_tree
 
 RULE_FIXTURES = FIXTURES / "rules"
 RULES = all_rules()
@@ -313,11 +313,15 @@ def test_fixture_files_no_rule_claims_are_well_formed() -> None:
 
 def test_prose_is_still_there() -> None:
     """Each ``PROSE`` entry names a marker-like comment that is there (else drop it)."""
-    for (relative, number), start in PROSE.items():
-        line = (RULE_FIXTURES.parent / relative).read_text(encoding="utf-8").splitlines()[number - 1]
-        found = MARKER_LIKE.search(line)
-        assert found, f"{relative}:{number} is {line!r}"
-        assert line[found.start():].startswith(start), f"{relative}:{number} is {line!r}"
+    lines = {
+        (relative, number): (RULE_FIXTURES.parent / relative).read_text(encoding="utf-8").splitlines()[number - 1]
+        for relative, number in PROSE
+    }
+    stale = {
+        place: line for place, line in lines.items()
+        if not (found := MARKER_LIKE.search(line)) or not line[found.start():].startswith(PROSE[place])
+    }
+    assert stale == {}
 
 
 @pytest.mark.parametrize(
@@ -387,9 +391,8 @@ def test_options_line_becomes_command_line_options(tmp_path: Path) -> None:
 
 def test_an_options_fixture_takes_its_conftests_along(tmp_path: Path) -> None:
     root, own = tmp_path / "all", tmp_path / "own"
-    for relative in ("rules/conftest.py", "rules/pinned/conftest.py", "rules/pinned/test_x.py", "rules/test_y.py"):
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(f"# {relative}\n", encoding="utf-8")
+    names = ("rules/conftest.py", "rules/pinned/conftest.py", "rules/pinned/test_x.py", "rules/test_y.py")
+    write_tree(root, {relative: f"# {relative}\n" for relative in names})
     move_with_its_conftests(root, "rules/pinned/test_x.py", own)
     moved = sorted(path.relative_to(own).as_posix() for path in own.rglob("*.py"))
     assert moved == ["rules/conftest.py", "rules/pinned/conftest.py", "rules/pinned/test_x.py"]

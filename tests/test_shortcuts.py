@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.context import Context
 from flake8_hermetic.engine import Engine
-from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.determinism import clock
 from flake8_hermetic.settings import Settings
+from flake8_hermetic.violation import Violation
 from tests.helpers import FIXTURES, source_corpus, source_corpus_params
 
 RULES = all_rules()

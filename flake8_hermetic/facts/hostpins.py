@@ -26,7 +26,7 @@ GIT_CONFIG_VARIABLES = frozenset({"GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"})
 PINNED_VARIABLES = HOME_VARIABLES | GIT_CONFIG_VARIABLES
 PROJECT_ROOT_MARKERS = (".git", "pyproject.toml", "setup.cfg", "tox.ini", ".flake8")
 #: functions whose replacement answers "where is home" for the process
-HOME_READERS = frozenset({"home", "expanduser"})
+HOME_READER_ATTRIBUTES = frozenset({"home", "expanduser"})
 #: methods that write one environment key given as an argument
 #: (monkeypatch.setenv/delenv, os.environ.setdefault/pop,
 #: EnvironmentVarGuard.set/unset, monkeypatch.setitem(os.environ, ...))
@@ -96,10 +96,11 @@ def _call_pins(call: ast.Call) -> Pins:
     if method in ("setattr", "patch", "object"):
         # setattr(Path, "home", f), patch.object(Path, "home"),
         # patch("pathlib.Path.home"), monkeypatch.setattr("os.path.expanduser", f)
-        if len(args) >= 2 and _constant(args[1]) in HOME_READERS and isinstance(args[0], (ast.Name, ast.Attribute)):
+        owner_named = len(args) >= 2 and isinstance(args[0], (ast.Name, ast.Attribute))
+        if owner_named and _constant(args[1]) in HOME_READER_ATTRIBUTES:
             return Pins(home=True, git_config=True)
         target = _constant(args[0]) if args else None
-        if isinstance(target, str) and target.rpartition(".")[2] in HOME_READERS and "." in target:
+        if isinstance(target, str) and target.rpartition(".")[2] in HOME_READER_ATTRIBUTES and "." in target:
             return Pins(home=True, git_config=True)
     return NO_PINS
 

@@ -1,23 +1,32 @@
-"""Expected failures: a ``with`` that expects the code inside it to raise."""
+"""Expected failures: a ``with`` that expects the code inside it to raise.
+
+One vocabulary for every family: ``pytest.raises`` (also imported bare as
+``raises``) and unittest's ``assertRaises*`` family (``assertRaises``,
+``assertRaisesRegex``, ``assertRaisesRegexp``, and a suite's own
+``assertRaises...`` helpers), whether called on ``self`` or by name.
+"""
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING
 
+from flake8_hermetic.facts.names import last_name
+
 if TYPE_CHECKING:
     from flake8_hermetic.context import Context
 
-#: unittest's raise-expecting methods, usable as a context manager or a call
+#: unittest's raise-expecting methods, in their call form
+#: (``self.assertRaises(OSError, func, *args)``) as well as as managers
 RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+#: pytest's raise-expecting manager, by canonical name and as a bare name
+RAISES_MANAGERS = frozenset({"pytest.raises", "raises"})
 
 
 def expects_raise(ctx: Context, manager: ast.expr) -> bool:
-    """Whether ``manager`` (a ``with`` item) is ``pytest.raises(...)`` or
-    ``self.assertRaises*(...)``."""
+    """Whether ``manager`` (a ``with`` item) is ``pytest.raises(...)`` or an
+    ``assertRaises*(...)`` manager."""
     if not isinstance(manager, ast.Call):
         return False
-    func = manager.func
-    if isinstance(func, ast.Attribute) and func.attr in RAISES_METHODS:
-        return True
-    return ctx.call_name(manager) == "pytest.raises"
+    name = ctx.call_name(manager) or last_name(manager)
+    return name in RAISES_MANAGERS or name.rpartition(".")[2].startswith("assertRaises")

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.testfiles import GlobMatcher
+from flake8_hermetic.violation import Violation
 
 METAVARIABLE = re.compile(r"^(\${1,3})([A-Z_][A-Z0-9_]*)$")
 MESSAGE_METAVARIABLE = re.compile(r"\$(\$\$)?([A-Z_][A-Z0-9_]*)")
@@ -111,9 +111,6 @@ class PatternRuleSet:
     @property
     def codes(self) -> tuple[str, ...]:
         return tuple(rule.code for rule in self.rules)
-
-    def by_code(self) -> dict[str, PatternRule]:
-        return {rule.code: rule for rule in self.rules}
 
     def only(self, codes: frozenset[str] | set[str]) -> PatternRuleSet:
         """The same file restricted to ``codes`` (the ones a run selects)."""

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.determinism.clock import READING, clock_steps, current_flow
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
 from flake8_hermetic.rules.determinism.handed_callables import Binding, HandedCallables, is_thread_class
 from flake8_hermetic.rules.determinism.sleeps import duration_argument, is_literal_zero
+from flake8_hermetic.violation import Violation
 
 
 class SleepRule(Rule):

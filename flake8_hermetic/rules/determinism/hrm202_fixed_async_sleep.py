@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.determinism.clock import clock_steps
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
 from flake8_hermetic.rules.determinism.sleeps import duration_argument, is_literal_zero
+from flake8_hermetic.violation import Violation
 
 ASYNC_SLEEPS = {"asyncio.sleep": ("delay",), "anyio.sleep": ("delay",), "trio.sleep": ("seconds",)}
 

@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.rules.determinism.clock import ClockFlow, current_flow, function_durations
+from flake8_hermetic.violation import Violation
 
 ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 #: unittest assertions that compare their first two arguments

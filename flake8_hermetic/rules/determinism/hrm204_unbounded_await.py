@@ -6,11 +6,11 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
-from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
 from flake8_hermetic.rules.determinism.signals import SuppliedSignals, WaitedCoroutines, future_names
+from flake8_hermetic.violation import Violation
 
 SIGNAL_METHODS = frozenset({"wait", "get", "join"})
 

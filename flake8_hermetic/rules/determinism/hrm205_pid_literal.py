@@ -7,11 +7,11 @@ import re
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
-from flake8_hermetic.rule import Rule
-from flake8_hermetic.violation import Violation
 from flake8_hermetic.facts.mocks import mocked_here, patch_target
 from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.determinism.trees import assigned_pairs
+from flake8_hermetic.violation import Violation
 
 PID_CALLS = frozenset({"os.kill", "os.killpg", "os.waitpid", "psutil.Process", "psutil.pid_exists"})
 MAX_PID = 4194304  # Linux's pid_max ceiling (2**22)
