@@ -149,6 +149,8 @@ class Engine:
         special = WALK_ACTS_ON
         import_type, import_from_type, assign_type = ast.Import, ast.ImportFrom, ast.Assign
         scope_types = SCOPE_TYPES
+        leave_scope, enter_scope = Engine._leave_scope, Engine._enter_scope
+        bind_import, shadow_assigned = Engine._bind_import, Engine._shadow_assigned
         # A node to visit is stacked bare; leaving a node is the int _LEAVE (the
         # parents list knows which node), leaving a scope the int _SCOPE_OUT,
         # entering one the pair (_SCOPE_IN, node): no tuple per node.
@@ -161,10 +163,10 @@ class Engine:
                 if node == _LEAVE:
                     parents.pop()
                 else:
-                    Engine._leave_scope(ctx)
+                    leave_scope(ctx)
                 continue
             if node_type is tuple:
-                Engine._enter_scope(ctx, node[1])
+                enter_scope(ctx, node[1])
                 continue
             handlers = dispatch.get(node_type)
             if handlers:
@@ -187,10 +189,10 @@ class Engine:
                             if handler not in routed:
                                 found.extend(handler(node))
                 elif node_type is import_type or node_type is import_from_type:
-                    Engine._bind_import(ctx, node)
+                    bind_import(ctx, node)
                     continue
                 elif node_type is assign_type and len(ctx.scopes) > 1:
-                    Engine._shadow_assigned(ctx, node)
+                    shadow_assigned(ctx, node)
             # The children in ast.iter_child_nodes order, without the skipped
             # leaves; under them the _LEAVE of this node, if it has any (a node
             # without children is nobody's ancestor: no need to stack it).

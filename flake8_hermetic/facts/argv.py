@@ -172,6 +172,10 @@ def split_words(text: str, shell: bool) -> Words:
         return tuple(text.split())
 
 
+#: the node types :meth:`AssignedValues._record` reads
+_RECORDED = frozenset({ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign, ast.Call})
+
+
 class AssignedValues:
     """What the plain names of one scope were assigned, and where.
 
@@ -194,8 +198,10 @@ class AssignedValues:
             nodes = self._module_statements(owner)
         elif nodes is None:
             nodes = own_nodes(owner)
+        recorded = _RECORDED
         for node in nodes:
-            self._record(node)
+            if type(node) in recorded:  # most nodes are none of these: no call for them
+                self._record(node)
 
     def _record(self, node: ast.AST) -> None:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
