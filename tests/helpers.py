@@ -98,3 +98,10 @@ def parses(source: str) -> bool:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return True
+
+
+def call_of(source: str) -> ast.Call:
+    """The call a one-expression source is."""
+    node = ast.parse(source, mode="eval").body
+    assert isinstance(node, ast.Call)
+    return node

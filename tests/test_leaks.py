@@ -17,19 +17,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.facts.hostpins import NO_PINS, Pins, conftest_pins, directory_pins, pin_of, pins_in
-from flake8_hermetic.facts.processes import child_process, parse_git, starts_with
+from flake8_hermetic.facts.argv import parse_git, starts_with
+from flake8_hermetic.facts.processes import child_process
 from flake8_hermetic.settings import Settings
-from tests.helpers import FIXTURES, codes_by_line, flake8, parses, write_tree
+from tests.helpers import FIXTURES, call_of, codes_by_line, flake8, parses, write_tree
 
 HOME_AND_GIT = Pins(home=True, git_config=True)
 GIT_ONLY = Pins(home=False, git_config=True)
 LEAK_RULES = [rule for code, rule in all_rules().items() if code.startswith("HRM1")]
-
-
-def call_of(source: str) -> ast.Call:
-    node = ast.parse(source, mode="eval").body
-    assert isinstance(node, ast.Call)
-    return node
 
 
 # -- facts/processes.py: the argv of a child ---------------------------------------

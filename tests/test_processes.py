@@ -10,18 +10,11 @@ import textwrap
 import pytest
 
 from flake8_hermetic.context import Context
-from flake8_hermetic.facts.argv import assigned_values, enclosing_values, literal_argv
-from flake8_hermetic.facts.processes import (
-    MORE, ArgvReader, AssignedValues, child_process, child_words, command_expression, spawn_kind,
-)
+from flake8_hermetic.facts.argv import MORE, ArgvReader, AssignedValues, assigned_values, enclosing_values, literal_argv
+from flake8_hermetic.facts.processes import child_process, child_words, command_expression, spawn_kind
 from flake8_hermetic.imports import ImportResolver, module_imports
 from flake8_hermetic.settings import Settings
-
-
-def call_of(source: str) -> ast.Call:
-    node = ast.parse(source, mode="eval").body
-    assert isinstance(node, ast.Call)
-    return node
+from tests.helpers import call_of
 
 
 @pytest.mark.parametrize(

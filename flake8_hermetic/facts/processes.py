@@ -10,8 +10,8 @@ place, :func:`command_expression`; it is read literally for
 and through the enclosing names for :func:`child_words`
 (:class:`~flake8_hermetic.facts.argv.ArgvReader`). Reading words lives in
 :mod:`flake8_hermetic.facts.argv`, judging the working directory in
-:mod:`flake8_hermetic.facts.cwd_dependence`; their public names are
-re-exported here.
+:mod:`flake8_hermetic.facts.cwd_dependence`; a rule imports each
+name from its home.
 """
 
 from __future__ import annotations
@@ -22,17 +22,8 @@ from functools import cached_property
 from typing import Literal
 
 from flake8_hermetic.facts.argv import (
-    MORE, Argv, ArgvReader, AssignedValues, GitCommand, Word, Words, assigned_values, command_words,
-    enclosing_values, literal_argv, literal_word, parse_git, program_name, split_words, starts_with, word_of,
+    MORE, Argv, ArgvReader, GitCommand, Words, literal_argv, literal_word, parse_git, program_name, word_of,
 )
-from flake8_hermetic.facts.cwd_dependence import CwdJudge, looks_like_relative_path, snippet_dependence
-
-__all__ = [
-    "MORE", "SPAWNERS", "SPAWNER_CALLS", "SPAWN_FAMILY_PREFIX", "Argv", "ArgvReader", "AssignedValues",
-    "ChildProcess", "CwdJudge", "GitCommand", "Word", "Words", "assigned_values", "child_process", "child_words",
-    "command_expression", "command_words", "enclosing_values", "looks_like_relative_path", "parse_git",
-    "program_name", "program_word", "snippet_dependence", "split_words", "starts_with",
-]
 
 #: how a spawner is given its command: "argv" (an argv list or a command
 #: string, first positional or ``args=``/``command=``/``cmd=``), "varargs"

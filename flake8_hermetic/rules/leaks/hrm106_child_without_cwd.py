@@ -6,8 +6,9 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
-from flake8_hermetic.facts.argv import enclosing_values
-from flake8_hermetic.facts.processes import SPAWNER_CALLS, ArgvReader, CwdJudge, child_process, child_words
+from flake8_hermetic.facts.argv import ArgvReader, enclosing_values
+from flake8_hermetic.facts.cwd_dependence import CwdJudge
+from flake8_hermetic.facts.processes import SPAWNER_CALLS, child_process, child_words
 from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.rule import Rule

@@ -6,7 +6,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from flake8_hermetic.facts.processes import SPAWNER_CALLS, child_process, program_name, program_word, split_words
+from flake8_hermetic.facts.argv import program_name, split_words
+from flake8_hermetic.facts.processes import SPAWNER_CALLS, child_process, program_word
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 
