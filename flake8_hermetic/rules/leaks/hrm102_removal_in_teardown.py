@@ -16,7 +16,12 @@ from flake8_hermetic.rules.leaks.syntax import mentions
 from flake8_hermetic.violation import Violation
 
 
-TEARDOWN_METHODS = frozenset({"tearDown", "tearDownClass", "asyncTearDown"})
+TEARDOWN_METHODS = frozenset({
+    "tearDown", "tearDownClass", "asyncTearDown", "teardown_method", "teardown_class", "teardown",
+})
+#: pytest's xunit-style teardowns: pytest runs each from a fixture that
+#: never reaches it when the matching setup raised, like unittest
+PYTEST_TEARDOWNS = frozenset({"teardown_method", "teardown_class", "teardown"})
 DIRECTORY_REMOVERS = frozenset({"shutil.rmtree", "os.rmdir", "os.removedirs"})
 
 
@@ -55,11 +60,22 @@ class RemovalInTearDownRule(Rule):
     ## Options
     None.
 
+    pytest runs the xunit-style `setup_method`/`teardown_method`,
+    `setup_class`/`teardown_class` (and `setup`/`teardown`) pairs from a
+    fixture that never reaches the teardown when the setup raised: the
+    same hazard, flagged the same way (there, make the directory in a
+    fixture that removes it after its `yield`, or use `tmp_path`).
+
     Flagged only when the same class's `setUp` (`setUpClass` for
-    `tearDownClass`, `asyncSetUp` or `setUp` for `asyncTearDown`) makes a
-    directory (`mkdtemp`, `mkdir`, `makedirs`, `copytree`,
-    `TemporaryDirectory`, `extractall`, `unpack_archive`, a helper's
-    `self.mktemp(...)`) and then runs a statement that may raise. Left
+    `tearDownClass`, `asyncSetUp` or `setUp` for `asyncTearDown`, the
+    matching pytest setup) makes a directory that a later test or run
+    would meet (`mkdir`, `makedirs`, `copytree`, `extractall`,
+    `unpack_archive` of a fixed or working-directory path,
+    `mkdtemp(dir=os.getcwd())`) and then runs a statement that may raise.
+    A directory with a fresh name of its own in the temp directory
+    (`tempfile.mkdtemp()`, `TemporaryDirectory()`, a framework's per-test
+    `self.mktemp()`), or one made inside it, is not: left behind by a
+    failing setUp, it is litter no later test sees. Left
     alone: a class whose setUp is not in view (a directory the test
     itself makes is still removed when the test fails, because
     `tearDown` runs whenever `setUp` finished), a setUp whose creation
@@ -77,7 +93,7 @@ class RemovalInTearDownRule(Rule):
     """
 
     code = "HRM102"
-    message = "{name}() in {method}() is skipped when setUp fails; register it with self.addCleanup() right after creating the directory"
+    message = "{name}() in {method}() is skipped when {setup}() fails; {advice}"
     calls = DIRECTORY_REMOVERS
     methods = frozenset({"rmdir"})
 
@@ -100,7 +116,11 @@ class RemovalInTearDownRule(Rule):
                 return
             name = "Path.rmdir"
         if self._setup_may_fail_after_creating(scope.name):
-            yield self.report(node, name=name, method=scope.name)
+            if scope.name in PYTEST_TEARDOWNS:
+                setup, advice = SETUP_FOR_TEARDOWN[scope.name][0], PYTEST_ADVICE
+            else:
+                setup, advice = "setUp", UNITTEST_ADVICE
+            yield self.report(node, name=name, method=scope.name, setup=setup, advice=advice)
 
     def _setup_may_fail_after_creating(self, teardown: str) -> bool:
         """Whether the class's matching setUp makes a directory and then
@@ -121,10 +141,15 @@ class RemovalInTearDownRule(Rule):
         return cached
 
 
+UNITTEST_ADVICE = "register it with self.addCleanup() right after creating the directory"
+PYTEST_ADVICE = "make the directory in a fixture that removes it after its yield (or use tmp_path)"
 SETUP_FOR_TEARDOWN = {
     "tearDown": ("setUp",),
     "tearDownClass": ("setUpClass",),
     "asyncTearDown": ("asyncSetUp", "setUp"),
+    "teardown_method": ("setup_method",),
+    "teardown_class": ("setup_class",),
+    "teardown": ("setup",),
 }
 #: the last name of calls that make a directory (``self.mkdtemp()`` of a helper too)
 DIRECTORY_MAKERS = frozenset({
@@ -138,12 +163,44 @@ SAFE_CALLS = frozenset({
 })
 
 
-def _makes_directory(stmt: ast.stmt) -> bool:
+#: makers that give a directory a fresh name of its own: left behind, it is
+#: litter in the temp directory that no later test or run meets
+UNIQUE_MAKERS = frozenset({"mkdtemp", "TemporaryDirectory", "mktemp"})
+
+
+def _unique_temp(call: ast.Call) -> bool:
+    """``tempfile.mkdtemp()``, ``TemporaryDirectory()``, a framework's
+    per-test ``self.mktemp()``: a fresh name in the temp directory (not
+    ``mkdtemp(dir=os.getcwd())``, in the working directory)."""
+    if last_name(call) not in UNIQUE_MAKERS:
+        return False
+    where = next((k.value for k in call.keywords if k.arg == "dir"), None)
+    return where is None or "tmp" in (dotted_name(where) or "").lower() or "temp" in (dotted_name(where) or "").lower()
+
+
+def _makes_shared_directory(stmt: ast.stmt, unique: set[str]) -> bool:
+    """Whether ``stmt`` makes a directory that a later test or run would
+    meet if left behind: not one with a fresh temp name, nor one inside
+    such a directory (``os.mkdir(os.path.join(self.root, "sub"))``).
+    Names bound to a fresh temp directory are added to ``unique``."""
+    if isinstance(stmt, ast.Assign) and mentions(stmt.value) & unique:
+        unique.update(dotted_name(t) or "" for t in stmt.targets)  # self.sub = os.path.join(self.root, "sub")
+    made = False
     for sub in ast.walk(stmt):
         if isinstance(sub, ast.Call):
             if last_name(sub) in DIRECTORY_MAKERS and dotted_name(sub.func) != "tempfile.mktemp":
-                return True
-    return False
+                if _unique_temp(sub):
+                    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is sub:
+                        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                        unique.update(dotted_name(t) or "" for t in targets)
+                    continue
+                if sub.args and (
+                    mentions(sub.args[0]) & unique
+                    or any(isinstance(inner, ast.Call) and _unique_temp(inner) for inner in ast.walk(sub.args[0]))
+                ):
+                    continue
+                made = True
+    return made
 
 
 def _simple(node: ast.AST | None) -> bool:
@@ -208,9 +265,10 @@ def _removes_and_reraises(stmt: ast.stmt) -> bool:
 
 def _fails_after_creating(ctx: Context, setup: FunctionNode) -> bool:
     created = False
+    unique: set[str] = set()
     for stmt in setup.body:
         if not created:
-            if _makes_directory(stmt):
+            if _makes_shared_directory(stmt, unique):
                 if _removes_and_reraises(stmt):
                     continue
                 created = True
