@@ -56,13 +56,14 @@ class SpawnWrapper:
             command = value if isinstance(value, ast.expr) else None
         if command is None or kind == "spawn":
             return None
-        keywords = []
+        keywords: list[ast.keyword] = []
         for keyword in self.spawner.call.keywords:
             if keyword.arg in COMMAND_KEYWORDS:
                 continue
             if keyword.arg is None:
                 # **kwargs forwarded: the caller's keywords that are no parameter of the wrapper
-                keywords.extend(bound.get("**", ()))
+                extra = bound.get("**", ())
+                keywords.extend(extra if isinstance(extra, tuple) else ())
                 continue
             value = keyword.value
             if isinstance(value, ast.Name) and value.id in bound:
@@ -115,7 +116,7 @@ def _spread(command: ast.expr | None, varargs: str, passed: object) -> ast.expr 
     """The wrapper's command with its ``*args`` replaced by what the caller passed."""
     words = list(passed) if isinstance(passed, tuple) else []
     if isinstance(command, ast.Call):
-        command = command.args[0]
+        command = command.args[0] if command.args else None
     if isinstance(command, ast.Name):
         return ast.List(elts=words, ctx=ast.Load())
     if isinstance(command, (ast.List, ast.Tuple)):
@@ -140,8 +141,8 @@ def _bind(function: FunctionNode, call: ast.Call, method: bool) -> dict[str, obj
     all_positional = [*arguments.posonlyargs, *arguments.args]
     for parameter, default in zip(all_positional[len(all_positional) - len(arguments.defaults):], arguments.defaults):
         defaults[parameter.arg] = default
-    for parameter, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
-        defaults[parameter.arg] = default if default is not None else _MISSING
+    for keyword_only, keyword_default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+        defaults[keyword_only.arg] = keyword_default if keyword_default is not None else _MISSING
     bound: dict[str, object] = {name: defaults.get(name, _MISSING) for name in positional}
     bound.update({a.arg: defaults.get(a.arg, _MISSING) for a in arguments.kwonlyargs})
     given = [a for a in call.args if not isinstance(a, ast.Starred)]

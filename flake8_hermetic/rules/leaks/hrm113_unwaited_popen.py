@@ -236,7 +236,7 @@ def _unprotected_fate(function: ast.AST, popen: ast.Call, names: tuple[str, ...]
         return None
     first_stop = min(stop.lineno for stop in stops)
     asserted = any(
-        _fails_the_test(node) and popen.lineno < node.lineno < first_stop for node in ast.walk(function)
+        _fails_the_test(node) and popen.lineno < getattr(node, "lineno", 0) < first_stop for node in ast.walk(function)
     )
     return FATE_HAPPY_PATH if asserted else None
 
