@@ -69,17 +69,12 @@ def _cannot_fail(stmt: ast.stmt, names: set[str]) -> bool:
 
 
 #: the positional index of ``dir`` in each maker's signature
-DIR_POSITIONS = {
-    "mkdtemp": 2, "mkstemp": 2, "NamedTemporaryFile": 6, "TemporaryDirectory": 2, "TemporaryFile": 6,
-    "SpooledTemporaryFile": 7,
-}
+DIR_POSITIONS = {"mkdtemp": 2, "mkstemp": 2, "NamedTemporaryFile": 6, "TemporaryDirectory": 2}
 TEMP_MAKERS = {
     "tempfile.mkdtemp": "mkdtemp",
     "tempfile.mkstemp": "mkstemp",
     "tempfile.NamedTemporaryFile": "NamedTemporaryFile",
     "tempfile.TemporaryDirectory": "TemporaryDirectory",
-    "tempfile.TemporaryFile": "TemporaryFile",
-    "tempfile.SpooledTemporaryFile": "SpooledTemporaryFile",
 }
 #: methods that close a temporary file object (and so remove a deleting one)
 CLOSERS = frozenset({"close", "__exit__", "cleanup"})
@@ -168,14 +163,15 @@ class TempWithoutCleanupRule(FunctionRule):
     manager, defined in the same file, swaps `tempfile.tempdir` for a
     directory it removes.
 
-    A file object that deletes itself when closed (`NamedTemporaryFile()`,
-    `TemporaryFile()`, `SpooledTemporaryFile()`) and is kept in a name
-    that nothing closes (no `with`, no `close()` in the function or, kept
+    A named file that deletes itself when closed (`NamedTemporaryFile()`)
+    and is kept in a name that nothing closes (no `with`, no `close()` in the function or, kept
     on `self`, in its class, no cleanup registered, not returned) is
     flagged too: it stays open, and on disk, until the garbage collector
     finds it, which a failing test's traceback postpones. Left alone: a
     `with` item, any `f.close()`, `addCleanup(f.close)`, `with f:`, and a
-    result used at once and dropped (`NamedTemporaryFile().name`).
+    result used at once and dropped (`NamedTemporaryFile().name`), and
+    `TemporaryFile()`/`SpooledTemporaryFile()`, which have no name on
+    disk (POSIX) or live in memory until they roll over.
 
     ## Known problems
     A `NamedTemporaryFile(delete=False)` used as a `with` item is closed but
@@ -199,7 +195,7 @@ class TempWithoutCleanupRule(FunctionRule):
         if self._inside_managed_directory(node, kind) or self._hands_over():
             return
         holder = holder_of(self.ctx, node)
-        if kind in ("TemporaryFile", "SpooledTemporaryFile") or (keep_file and bool_keyword(node, "delete") is not False):
+        if keep_file and bool_keyword(node, "delete") is not False:
             if self._kept_open(holder):
                 yield self.report(node, name=name, what="an open file")
             return
@@ -216,8 +212,8 @@ class TempWithoutCleanupRule(FunctionRule):
         yield self.report(node, name=name, what=what)
 
     def _kept_open(self, holder: Holder) -> bool:
-        """A file object that deletes itself on close (``NamedTemporaryFile()``,
-        ``TemporaryFile()``) kept in a name that nothing closes: no ``with``,
+        """A named file that deletes itself on close (``NamedTemporaryFile()``)
+        kept in a name that nothing closes: no ``with``,
         no ``close()`` anywhere in the function (or, kept on ``self``, in
         its class), no cleanup registered, not handed back."""
         function = self.ctx.function

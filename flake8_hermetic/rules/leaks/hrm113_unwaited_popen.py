@@ -50,15 +50,17 @@ class UnwaitedPopenRule(FunctionRule):
 
     Flagged although the child is reaped somewhere:
 
-    - a child the function has to stop (it kills, terminates or signals
-      it) when every stop is a plain statement after an assertion (or a
+    - a child the function has to stop (it kills or terminates it, in its
+      own frame: not in a nested def a timer runs) when every stop is a plain statement after an assertion (or a
       `raise`, an `assert*`/`fail*` call) that may fail first, with no
-      reaping call in a `finally` or an `except`: the kill runs only on
-      the happy path (a child only waited for, which ends on its own, is
-      not);
+      reaping call in a `finally` or an `except`, and not kept on `self`
+      for another method to reap: the kill runs only on the happy path (a
+      child only waited for, which ends on its own, is not, nor one sent
+      a signal, which is as often the stimulus);
     - `communicate(timeout=)` (or `wait(timeout=)`) in a `try` whose
       `except TimeoutExpired` neither kills (or reaps) the child nor
-      raises: on a timeout the child keeps running, as documented;
+      raises, outside a loop (in a loop the handler retries): on a
+      timeout the child keeps running, as documented;
     - `with Popen(...)` of a server whose block never ends it (no kill,
       terminate, signal, communicate or wait on it, and no call whose
       name ends in kill, terminate or stop): `Popen.__exit__` waits for
@@ -128,7 +130,9 @@ class UnwaitedPopenRule(FunctionRule):
         if holder.how == "assigned" and holder.names:
             facts = self.facts(owner)  # type: ignore[arg-type]
             fate = _unprotected_fate(owner, node, holder.names) if function is not None else None
-            if fate is not None and not any(n in facts.registered or n in facts.managed for n in holder.names):
+            if fate is not None and not any(n in facts.registered or n in facts.managed for n in holder.names) and not (
+                self._reaped_elsewhere_in_class(holder.names) or self._kept_and_reaped_by_teardown(holder.names)
+            ):
                 yield self.report(node, fate=fate)
                 return
             for n in holder.names:
@@ -143,6 +147,21 @@ class UnwaitedPopenRule(FunctionRule):
         if mocked_here(self.ctx, node, _stops_the_spawn):
             return
         yield self.report(node, fate=FATE_NEVER)
+
+    def _kept_and_reaped_by_teardown(self, names: tuple[str, ...]) -> bool:
+        """Kept on ``self`` and reaped by another method of the class (its
+        teardown, a helper the test calls when it fails): not a happy-path kill."""
+        kept = kept_on_instance(names)
+        class_scope = self.ctx.class_scope
+        function = self.ctx.function
+        if not kept or class_scope is None:
+            return False
+        return any(
+            isinstance(sub, ast.Call) and ends_kept(sub, kept, REAPERS)
+            for method in class_scope.node.body  # type: ignore[attr-defined]
+            if method is not function
+            for sub in ast.walk(method)
+        )
 
     def _server_never_stopped(self, node: ast.Call, holder: Holder) -> bool:
         """``with Popen(server) as p:`` whose block never ends the child: a
@@ -197,12 +216,13 @@ class UnwaitedPopenRule(FunctionRule):
 
 
 FATE_NEVER = "is never waited on or killed in this function"
-FATE_HAPPY_PATH = "is killed only on the happy path: a failing assertion before the kill skips it"
-FATE_TIMEOUT = "is left running when communicate() times out: the TimeoutExpired handler neither kills it nor re-raises"
-FATE_SERVER = "is a server that nothing in its with block stops, and Popen.__exit__ waits for it forever"
+FATE_HAPPY_PATH = "is killed only on the happy path (an assertion that fails first skips the kill)"
+FATE_TIMEOUT = "is left running when communicate() times out (its TimeoutExpired handler neither kills it nor re-raises)"
+FATE_SERVER = "is a server its with block never stops (Popen.__exit__ waits for it forever)"
 
-#: methods that stop a child that would not end on its own
-STOPPERS = frozenset({"kill", "terminate", "send_signal"})
+#: methods that stop a child that would not end on its own (not
+#: ``send_signal``: a signal is as often the stimulus a test sends)
+STOPPERS = frozenset({"kill", "terminate"})
 #: methods that end a child or wait for its end (in a with block)
 ENDERS = frozenset({"kill", "terminate", "send_signal", "communicate", "wait"})
 #: words of a command line that say the child serves until stopped
@@ -220,12 +240,13 @@ def _unprotected_fate(function: ast.AST, popen: ast.Call, names: tuple[str, ...]
     terminates it) stopped only by plain statements after an assertion
     that may fail first, with no stop in a ``finally`` or an ``except``."""
     wanted = set(names)
-    for node in ast.walk(function):
-        if isinstance(node, ast.Try) and _swallows_timeout(node, wanted):
+    own = _own_frame(function)
+    for node in own:
+        if isinstance(node, ast.Try) and _swallows_timeout(node, wanted) and not _in_loop(function, node):
             return FATE_TIMEOUT
     stops: list[ast.Call] = []
     protected = False
-    for node in ast.walk(function):
+    for node in own:
         if isinstance(node, ast.Try):
             guarded = [*node.finalbody, *(s for handler in node.handlers for s in handler.body)]
             if any(_calls_on(stmt, wanted, REAPERS) for stmt in guarded):
@@ -235,10 +256,30 @@ def _unprotected_fate(function: ast.AST, popen: ast.Call, names: tuple[str, ...]
     if protected or not stops:
         return None
     first_stop = min(stop.lineno for stop in stops)
-    asserted = any(
-        _fails_the_test(node) and popen.lineno < getattr(node, "lineno", 0) < first_stop for node in ast.walk(function)
-    )
+    asserted = any(_fails_the_test(node) and popen.lineno < getattr(node, "lineno", 0) < first_stop for node in own)
     return FATE_HAPPY_PATH if asserted else None
+
+
+def _own_frame(function: ast.AST) -> list[ast.AST]:
+    """The nodes of ``function`` outside its nested defs, lambdas and classes
+    (those run elsewhere, at another time: a timer thread's kill)."""
+    found: list[ast.AST] = []
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _in_loop(function: ast.AST, target: ast.AST) -> bool:
+    """``target`` sits in a loop of ``function``: a handler that swallows
+    the timeout there retries, it does not give up on the child."""
+    return any(
+        isinstance(loop, (ast.While, ast.For, ast.AsyncFor)) and any(sub is target for sub in ast.walk(loop))
+        for loop in ast.walk(function)
+    )
 
 
 def _fails_the_test(node: ast.AST) -> bool:
