@@ -121,21 +121,18 @@ class LifecycleStubRule(Rule):
         enclosing function or module) calls the real method, directly
         (``Cls.stop(self)``) or through a name saved from it
         (``real_stop = Cls.stop``)."""
-        scopes: list[ast.AST] = [s for s in (self.ctx.function, self.ctx.tree) if s is not None]
+        # the enclosing function's nodes, then the module's own statements (not every def's)
+        function = self.ctx.function
+        nodes: list[ast.AST] = list(ast.walk(function)) if function is not None else []
+        nodes.extend(self.ctx.tree.body)
         body: ast.AST | None = replacement if isinstance(replacement, ast.Lambda) else None
         if isinstance(replacement, ast.Name):
-            body = next(
-                (
-                    sub for scope in scopes for sub in ast.walk(scope)
-                    if isinstance(sub, DEF_TYPES) and sub.name == replacement.id
-                ),
-                None,
-            )
+            body = next((sub for sub in nodes if isinstance(sub, DEF_TYPES) and sub.name == replacement.id), None)
         if body is None:
             return False
         saved = {
             name.id
-            for scope in scopes for sub in ast.walk(scope)
+            for sub in nodes
             if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Attribute) and sub.value.attr == attribute
             for name in sub.targets if isinstance(name, ast.Name)
         }
