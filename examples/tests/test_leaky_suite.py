@@ -28,7 +28,8 @@ def test_server_comes_up():
 
 class CacheTests(unittest.TestCase):
     def setUp(self):
-        self.root = tempfile.mkdtemp()
+        self.root = os.path.abspath("cache")  # in the checkout: a leftover meets the next run
+        os.mkdir(self.root)
         with open(os.path.join(self.root, "index"), "w") as index:  # may fail after the directory exists
             index.write("{}")
 

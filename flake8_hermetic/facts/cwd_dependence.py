@@ -13,7 +13,7 @@ import ast
 import re
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from flake8_hermetic.facts.argv import (
@@ -60,6 +60,23 @@ PATH_TAKING_CALLS = frozenset({
     "FileHandler", "touch",
 })
 CWD_READS = frozenset({"getcwd", "getcwdb", "cwd"})
+#: options that give a tool its root, project or configuration explicitly,
+#: as git's ``-C`` does: given a directory or file of the test's own, the
+#: tool no longer looks for them in the working directory
+ROOT_OPTIONS = frozenset({
+    "-c", "--config", "--config-file", "--rcfile", "--root", "--rootdir", "--settings", "--settings-path",
+    "--project", "-p", "-C", "--directory", "--prefix", "--manifest-path", "--cwd", "--workdir",
+})
+#: the directory names a test tree goes by, as parts of a module name
+TEST_TREE_PARTS = frozenset({"tests", "testing", "_tests", "unittests"})
+#: git subcommands whose last operand is the directory they create
+GIT_DESTINATION_SUBCOMMANDS = {"init": 0, "clone": 1}
+#: their options that take the next word as a value
+GIT_DESTINATION_OPTIONS_WITH_VALUE = frozenset({
+    "-b", "--branch", "--initial-branch", "--depth", "-o", "--origin", "--reference", "-u", "--upload-pack",
+    "-c", "--config", "--template", "--separate-git-dir", "--filter", "-j", "--jobs", "--shallow-since",
+    "--shallow-exclude", "--object-format", "--reference-if-able", "--server-option", "--bundle-uri",
+})
 
 
 def is_absolute(word: str) -> bool:
@@ -89,10 +106,18 @@ def _operand(word: str) -> bool:
 class CwdJudge:
     """Why a command line depends on the working directory it runs in."""
 
-    def __init__(self, reader: ArgvReader, line: int, readonly: Sequence[Sequence[str]] = ()) -> None:
+    def __init__(
+        self, reader: ArgvReader, line: int, readonly: Sequence[Sequence[str]] = (),
+        own_package: Callable[[str], bool] | None = None,
+    ) -> None:
         self._reader = reader
         self._line = line
         self._readonly = readonly
+        #: whether a top-level package is the project's own or an installed one
+        self._own_package = own_package
+        #: set when the reason is a ``-m`` module of the test tree: the child
+        #: needs the checkout on its sys.path, which PYTHONPATH gives
+        self.needs_root_on_path = False
 
     def command(self, words: Words) -> str | None:
         """The reason ``words`` (a whole command line, possibly a shell
@@ -158,6 +183,9 @@ class CwdJudge:
     def _tool(self, name: str, arguments: Words) -> str | None:
         """Why a known tool works on the current directory, None if it is not one."""
         if name in CWD_TOOLS:
+            relative = self._arguments(arguments)
+            if relative is None and _given_root(arguments):
+                return None
             return f"runs {name}, which works on the current directory"
         if name in DEFAULT_TO_CWD_TOOLS:
             relative = self._arguments(arguments)
@@ -239,6 +267,12 @@ class CwdJudge:
             return tool.replace(f"runs {top}", f"runs python -m {module}", 1)
         # the interpreter's own modules, and its test package
         if isolated or top in sys.stdlib_module_names or top == "test" or top in CWD_TOOLS | DEFAULT_TO_CWD_TOOLS:
+            return self._arguments(rest)
+        if TEST_TREE_PARTS.intersection(module.split(".")):
+            self.needs_root_on_path = True
+            return f"runs python -m {module}, a module of the test tree, found only from the checkout's root"
+        if self._own_package is not None and self._own_package(top):
+            # the package under test (or an installed one): the same package from the checkout or site-packages
             return self._arguments(rest)
         return f"runs python -m {module}, which imports from the working directory first"
 
@@ -323,11 +357,52 @@ def _redirections(words: Words) -> tuple[Words, str | None]:
 
 
 def _git(program: str, arguments: Words) -> str | None:
-    """git works on the repository of the working directory unless told which."""
+    """git works on the repository of the working directory unless told
+    which: ``-C dir``, or the directory ``init``/``clone`` is given to create."""
     literal = tuple(word if isinstance(word, str) else None for word in arguments)
-    if parse_git((program, *literal)).chooses_directory:
+    git = parse_git((program, *literal))
+    if git.chooses_directory or _git_destination_chosen(git.subcommand, arguments[len(git.global_options) + 1:]):
         return None
     return "runs git in the working directory's repository"
+
+
+def _git_destination_chosen(subcommand: str | None, arguments: Words) -> bool:
+    """``git init DIR`` / ``git clone URL DIR`` with DIR absolute or an
+    expression (built from ``tmp_path``): the repository is where it says."""
+    position = GIT_DESTINATION_SUBCOMMANDS.get(subcommand or "")
+    if position is None:
+        return False
+    operands: list[Word] = []
+    index = 0
+    while index < len(arguments):
+        word = arguments[index]
+        if word is MORE:
+            return False
+        if isinstance(word, str) and word.startswith("-"):
+            index += 2 if word in GIT_DESTINATION_OPTIONS_WITH_VALUE else 1
+            continue
+        operands.append(word)  # type: ignore[arg-type]
+        index += 1
+    if len(operands) != position + 1:
+        return False
+    destination = operands[position]
+    return isinstance(destination, ast.expr) or is_absolute(destination)
+
+
+def _given_root(arguments: Words) -> bool:
+    """An option that names the tool's root, project or configuration
+    (``--rootdir DIR``, ``-c /abs/tool.ini``, ``--config=...``) with an
+    absolute path or an expression."""
+    for index, word in enumerate(arguments):
+        if not isinstance(word, str):
+            continue
+        option, equals, value = word.partition("=")
+        if option not in ROOT_OPTIONS:
+            continue
+        given: Word | None = value if equals else (arguments[index + 1] if index + 1 < len(arguments) else MORE)
+        if isinstance(given, ast.expr) or (isinstance(given, str) and is_absolute(given)):
+            return True
+    return False
 
 
 def _file_command(name: str, arguments: Words) -> str | None:

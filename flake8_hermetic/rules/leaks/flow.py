@@ -92,3 +92,18 @@ def caught_errors(handler: ast.ExceptHandler) -> list[ast.expr]:
     if isinstance(handler.type, ast.Tuple):
         return list(handler.type.elts)
     return [handler.type]
+
+
+#: decorators that skip a test whatever the host (skipIf/skipUnless decide at run time)
+ALWAYS_SKIPPED = frozenset({"pytest.mark.skip", "unittest.skip"})
+
+
+def always_skipped(ctx: Context) -> bool:
+    """The node being visited is in a test (or a class) under an unconditional
+    skip decorator (``@pytest.mark.skip``, ``@unittest.skip("...")``): it never runs."""
+    for scope in ctx.scopes:
+        for decorator in getattr(scope.node, "decorator_list", ()):
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if ctx.resolve(target) in ALWAYS_SKIPPED:
+                return True
+    return False

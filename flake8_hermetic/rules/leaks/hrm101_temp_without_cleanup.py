@@ -76,6 +76,8 @@ TEMP_MAKERS = {
     "tempfile.NamedTemporaryFile": "NamedTemporaryFile",
     "tempfile.TemporaryDirectory": "TemporaryDirectory",
 }
+#: methods that close a temporary file object (and so remove a deleting one)
+CLOSERS = frozenset({"close", "__exit__", "cleanup"})
 
 
 def _kept_on_instance(function: FunctionNode, names: tuple[str, ...]) -> set[str]:
@@ -161,6 +163,16 @@ class TempWithoutCleanupRule(FunctionRule):
     manager, defined in the same file, swaps `tempfile.tempdir` for a
     directory it removes.
 
+    A named file that deletes itself when closed (`NamedTemporaryFile()`)
+    and is kept in a name that nothing closes (no `with`, no `close()` in the function or, kept
+    on `self`, in its class, no cleanup registered, not returned) is
+    flagged too: it stays open, and on disk, until the garbage collector
+    finds it, which a failing test's traceback postpones. Left alone: a
+    `with` item, any `f.close()`, `addCleanup(f.close)`, `with f:`, and a
+    result used at once and dropped (`NamedTemporaryFile().name`), and
+    `TemporaryFile()`/`SpooledTemporaryFile()`, which have no name on
+    disk (POSIX) or live in memory until they roll over.
+
     ## Known problems
     A `NamedTemporaryFile(delete=False)` used as a `with` item is closed but
     not removed, so it needs the same cleanup as any other result: a
@@ -180,11 +192,13 @@ class TempWithoutCleanupRule(FunctionRule):
         if kind is None:
             return
         keep_file = kind == "NamedTemporaryFile"
-        if keep_file and bool_keyword(node, "delete") is not False:
-            return
         if self._inside_managed_directory(node, kind) or self._hands_over():
             return
         holder = holder_of(self.ctx, node)
+        if keep_file and bool_keyword(node, "delete") is not False:
+            if self._kept_open(holder):
+                yield self.report(node, name=name, what="an open file")
+            return
         if holder.how == "registered" or self.handed_back(holder):
             return
         if holder.how == "with":
@@ -196,6 +210,37 @@ class TempWithoutCleanupRule(FunctionRule):
             return
         what = "a directory" if kind in ("mkdtemp", "TemporaryDirectory") else "a file"
         yield self.report(node, name=name, what=what)
+
+    def _kept_open(self, holder: Holder) -> bool:
+        """A named file that deletes itself on close (``NamedTemporaryFile()``)
+        kept in a name that nothing closes: no ``with``,
+        no ``close()`` anywhere in the function (or, kept on ``self``, in
+        its class), no cleanup registered, not handed back."""
+        function = self.ctx.function
+        if holder.how != "assigned" or holder.chained is not None or not holder.names or function is None:
+            return False
+        if self.handed_back(holder):
+            return False
+        names = set(holder.names)
+        searched: list[ast.AST] = [function]
+        class_scope = self.ctx.class_scope
+        if class_scope is not None and kept_on_instance(holder.names):
+            searched.append(class_scope.node)
+        for root in searched:
+            for sub in ast.walk(root):
+                if isinstance(sub, ast.Call):
+                    func = sub.func
+                    if isinstance(func, ast.Attribute) and func.attr in CLOSERS and dotted_name(func.value) in names:
+                        return False
+                    if is_registration(self.ctx, sub) and mentions(sub) & names:
+                        return False
+                    if any(dotted_name(a) in names for a in sub.args) and "clos" in (dotted_name(func) or "").lower():
+                        return False
+                elif isinstance(sub, ast.withitem) and dotted_name(sub.context_expr) in names:
+                    return False
+                elif isinstance(sub, (ast.Return, ast.Yield)) and sub.value is not None and mentions(sub.value) & names:
+                    return False
+        return True
 
     def _inside_managed_directory(self, node: ast.Call, kind: str) -> bool:
         """``mkdtemp(dir=tmp_path)``: removed with the directory it is made

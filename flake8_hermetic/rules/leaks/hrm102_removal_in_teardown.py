@@ -11,12 +11,20 @@ from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.leaks.function_facts import CONTAINER_METHODS
-from flake8_hermetic.rules.leaks.lifecycle import CLEANUP_REGISTRARS, REMOVERS, SETUP_METHODS, removes_any
+from flake8_hermetic.rules.leaks.lifecycle import (
+    CLEANUP_REGISTRARS, REMOVERS, SETUP_METHODS, class_family, removes_any,
+)
 from flake8_hermetic.rules.leaks.syntax import mentions
 from flake8_hermetic.violation import Violation
 
 
-TEARDOWN_METHODS = frozenset({"tearDown", "tearDownClass", "asyncTearDown"})
+TEARDOWN_METHODS = frozenset({"tearDown", "tearDownClass", "asyncTearDown", "teardown_method", "teardown_class"})
+#: pytest's xunit-style teardowns: pytest runs each from a fixture that
+#: never reaches it when the matching setup raised, like unittest. (Not a
+#: node's ``setup``/``teardown``: pytest registers a ``teardown`` before it
+#: calls ``setup``, so it runs either way; and pytest 8 no longer calls a
+#: nose-style ``setup``/``teardown`` of a test class at all.)
+PYTEST_TEARDOWNS = frozenset({"teardown_method", "teardown_class"})
 DIRECTORY_REMOVERS = frozenset({"shutil.rmtree", "os.rmdir", "os.removedirs"})
 
 
@@ -55,11 +63,22 @@ class RemovalInTearDownRule(Rule):
     ## Options
     None.
 
+    pytest runs the xunit-style `setup_method`/`teardown_method`,
+    `setup_class`/`teardown_class` pairs from a fixture that never reaches the teardown when the setup raised: the
+    same hazard, flagged the same way (there, make the directory in a
+    fixture that removes it after its `yield`, or use `tmp_path`).
+
     Flagged only when the same class's `setUp` (`setUpClass` for
-    `tearDownClass`, `asyncSetUp` or `setUp` for `asyncTearDown`) makes a
-    directory (`mkdtemp`, `mkdir`, `makedirs`, `copytree`,
-    `TemporaryDirectory`, `extractall`, `unpack_archive`, a helper's
-    `self.mktemp(...)`) and then runs a statement that may raise. Left
+    `tearDownClass`, `asyncSetUp` or `setUp` for `asyncTearDown`, the
+    matching pytest setup) makes a directory that a later test or run
+    would meet (`mkdir`, `makedirs`, `copytree`, `extractall`,
+    `unpack_archive` of a fixed or working-directory path,
+    `mkdtemp(dir=os.getcwd())`, a class's own `mktemp` helper) and then
+    runs a statement that may raise. A directory with a fresh name of its
+    own in the temp directory (`tempfile.mkdtemp()`, `TemporaryDirectory()`
+    without `dir=` or with `dir=gettempdir()`, a framework's per-test
+    `self.mktemp()` the file does not define), or one made inside it, is
+    not: left behind by a failing setUp, it is litter no later test sees. Left
     alone: a class whose setUp is not in view (a directory the test
     itself makes is still removed when the test fails, because
     `tearDown` runs whenever `setUp` finished), a setUp whose creation
@@ -77,7 +96,7 @@ class RemovalInTearDownRule(Rule):
     """
 
     code = "HRM102"
-    message = "{name}() in {method}() is skipped when setUp fails; register it with self.addCleanup() right after creating the directory"
+    message = "{name}() in {method}() is skipped when {setup} fails; {advice}"
     calls = DIRECTORY_REMOVERS
     methods = frozenset({"rmdir"})
 
@@ -100,7 +119,11 @@ class RemovalInTearDownRule(Rule):
                 return
             name = "Path.rmdir"
         if self._setup_may_fail_after_creating(scope.name):
-            yield self.report(node, name=name, method=scope.name)
+            if scope.name in PYTEST_TEARDOWNS:
+                setup, advice = f"{SETUP_FOR_TEARDOWN[scope.name][0]}()", PYTEST_ADVICE
+            else:
+                setup, advice = "setUp", UNITTEST_ADVICE
+            yield self.report(node, name=name, method=scope.name, setup=setup, advice=advice)
 
     def _setup_may_fail_after_creating(self, teardown: str) -> bool:
         """Whether the class's matching setUp makes a directory and then
@@ -121,10 +144,14 @@ class RemovalInTearDownRule(Rule):
         return cached
 
 
+UNITTEST_ADVICE = "register it with self.addCleanup() right after creating the directory"
+PYTEST_ADVICE = "make the directory in a fixture that removes it after its yield (or use tmp_path)"
 SETUP_FOR_TEARDOWN = {
     "tearDown": ("setUp",),
     "tearDownClass": ("setUpClass",),
     "asyncTearDown": ("asyncSetUp", "setUp"),
+    "teardown_method": ("setup_method",),
+    "teardown_class": ("setup_class",),
 }
 #: the last name of calls that make a directory (``self.mkdtemp()`` of a helper too)
 DIRECTORY_MAKERS = frozenset({
@@ -138,12 +165,71 @@ SAFE_CALLS = frozenset({
 })
 
 
-def _makes_directory(stmt: ast.stmt) -> bool:
+#: makers that give a directory a fresh name of its own: left behind, it is
+#: litter in the temp directory that no later test or run meets
+UNIQUE_MAKERS = frozenset({"mkdtemp", "TemporaryDirectory", "mktemp"})
+
+
+def _unique_temp(call: ast.Call, system_temp: set[str], local_makers: set[str]) -> bool:
+    """``tempfile.mkdtemp()``, ``TemporaryDirectory()`` (in the temp
+    directory: no ``dir=``, or ``dir=`` ``gettempdir()`` or a name assigned
+    from it), a framework's per-test ``self.mktemp()`` (not one the file
+    defines itself); not ``mkdtemp(dir=os.getcwd())``, in the working
+    directory, which a later test or run meets."""
+    name = last_name(call)
+    if name not in UNIQUE_MAKERS or (name == "mktemp" and name in local_makers):
+        return False
+    where = next((k.value for k in call.keywords if k.arg == "dir"), None)
+    return where is None or _names_system_temp(where, system_temp)
+
+
+def _names_system_temp(node: ast.expr, system_temp: set[str]) -> bool:
+    if isinstance(node, ast.Call):
+        return (dotted_name(node.func) or "").endswith(("gettempdir", "gettempdirb"))
+    return (dotted_name(node) or "") in system_temp
+
+
+def _makes_shared_directory(stmt: ast.stmt, unique: set[str], system_temp: set[str], local_makers: set[str]) -> bool:
+    """Whether ``stmt`` makes a directory that a later test or run would
+    meet if left behind: not one with a fresh temp name, nor one inside
+    such a directory (``os.mkdir(os.path.join(self.root, "sub"))``).
+    Names bound to a fresh temp directory are added to ``unique``."""
+    if isinstance(stmt, ast.Assign) and mentions(stmt.value) & unique:
+        unique.update(dotted_name(t) or "" for t in stmt.targets)  # self.sub = os.path.join(self.root, "sub")
+    if isinstance(stmt, ast.Assign) and _names_system_temp(stmt.value, set()):
+        system_temp.update(dotted_name(t) or "" for t in stmt.targets)  # base = tempfile.gettempdir()
+    made = False
     for sub in ast.walk(stmt):
         if isinstance(sub, ast.Call):
             if last_name(sub) in DIRECTORY_MAKERS and dotted_name(sub.func) != "tempfile.mktemp":
-                return True
-    return False
+                if _unique_temp(sub, system_temp, local_makers):
+                    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is sub:
+                        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                        unique.update(dotted_name(t) or "" for t in targets)
+                    continue
+                if sub.args and (
+                    mentions(sub.args[0]) & unique
+                    or any(
+                        isinstance(inner, ast.Call) and _unique_temp(inner, system_temp, local_makers)
+                        for inner in ast.walk(sub.args[0])
+                    )
+                ):
+                    continue
+                made = True
+    return made
+
+
+def _local_makers(ctx: Context) -> set[str]:
+    """The makers the class (or a base class of the file) defines itself
+    (its own ``mktemp`` helper, writing under a fixed name), which say
+    nothing about fresh names."""
+    class_scope = ctx.class_scope
+    if class_scope is None or not isinstance(class_scope.node, ast.ClassDef):
+        return set()
+    return {
+        node.name for family in class_family(ctx, class_scope.node) for node in family.body
+        if isinstance(node, DEF_TYPES) and node.name in UNIQUE_MAKERS
+    }
 
 
 def _simple(node: ast.AST | None) -> bool:
@@ -208,9 +294,12 @@ def _removes_and_reraises(stmt: ast.stmt) -> bool:
 
 def _fails_after_creating(ctx: Context, setup: FunctionNode) -> bool:
     created = False
+    unique: set[str] = set()
+    system_temp: set[str] = set()
+    local_makers = _local_makers(ctx)
     for stmt in setup.body:
         if not created:
-            if _makes_directory(stmt):
+            if _makes_shared_directory(stmt, unique, system_temp, local_makers):
                 if _removes_and_reraises(stmt):
                     continue
                 created = True

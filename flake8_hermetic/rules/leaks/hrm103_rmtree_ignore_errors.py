@@ -7,8 +7,13 @@ from collections.abc import Iterator
 
 from flake8_hermetic.facts.raising import RAISES_METHODS, expects_raise
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.leaks.syntax import bool_keyword
+from flake8_hermetic.rules.leaks.flow import always_skipped
+from flake8_hermetic.rules.leaks.syntax import bool_keyword, mentions
 from flake8_hermetic.violation import Violation
+
+
+#: pytest's per-test temp directory fixtures
+TEST_TEMP_NAMES = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"})
 
 
 class RmtreeIgnoreErrorsRule(Rule):
@@ -27,7 +32,12 @@ class RmtreeIgnoreErrorsRule(Rule):
     not finish surfaces at once as a failing `mkdir`; and a call on a path
     that one of the three statements before showed `rmtree` to fail on
     (`assertRaises(OSError, shutil.rmtree, p)`, or `shutil.rmtree(p)`
-    inside `with pytest.raises(...)`), which tests `ignore_errors` itself.
+    inside `with pytest.raises(...)`), which tests `ignore_errors` itself;
+    a path under pytest's per-test temp directory (`tmp_path`, `tmpdir`,
+    `tmp_path_factory.mktemp()`, or a name assigned from one), which
+    pytest owns and removes in a later session; and a test under an
+    unconditional skip decorator (`@pytest.mark.skip`, `@unittest.skip`),
+    which never runs.
 
     ## Example
     ```python
@@ -56,8 +66,24 @@ class RmtreeIgnoreErrorsRule(Rule):
         ignore = bool_keyword(node, "ignore_errors")
         if ignore is None and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
             ignore = bool(node.args[1].value)
-        if ignore and not self._not_a_cleanup(node):
+        if ignore and not self._not_a_cleanup(node) and not self._under_test_temp(node) and not always_skipped(self.ctx):
             yield self.report(node)
+
+    def _under_test_temp(self, node: ast.Call) -> bool:
+        """A path under pytest's per-test temp directory (``tmp_path``,
+        ``tmpdir``, ``tmp_path_factory.mktemp()``, or a name the function
+        assigned from one): pytest owns the base temp directory and removes
+        it in a later session, so a partial removal meets no later test."""
+        function = self.ctx.function
+        if not node.args or function is None:
+            return False
+        derived = set(TEST_TEMP_NAMES)
+        for sub in ast.walk(function):
+            if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and sub.value is not None:
+                if {name.partition(".")[0] for name in mentions(sub.value)} & derived:
+                    targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                    derived.update(name for target in targets for name in mentions(target))
+        return bool({name.partition(".")[0] for name in mentions(node.args[0])} & derived)
 
     def _not_a_cleanup(self, node: ast.Call) -> bool:
         """A pre-clean right before the directory is made again, or an

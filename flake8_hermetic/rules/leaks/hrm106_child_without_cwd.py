@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.argv import ArgvReader, enclosing_values
 from flake8_hermetic.facts.cwd_dependence import CwdJudge
-from flake8_hermetic.facts.processes import SPAWNER_CALLS, child_process, child_words
+from flake8_hermetic.facts.processes import SPAWNER_CALLS, ChildProcess, child_process, child_words
+from flake8_hermetic.facts.wrappers import SpawnWrapper, same_file_wrapper
 from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.rule import Rule
@@ -48,6 +49,18 @@ class ChildWithoutCwdRule(Rule):
     is read through names assigned in the same function or at module
     level (`cmd = [...]`, `cmd += [...]`, `" ".join(cmd)`).
 
+    A wrapper of a spawner in the same file, a function or method that
+    runs the command its caller gives (`def run_cmd(*args, cwd=None):
+    return subprocess.run(args, cwd=cwd)`, `["git", *args]`, or a `cmd`
+    parameter), is judged at each call after its definition, with the
+    caller's words and keywords (`run_cmd("git", "init", "repo")` is
+    flagged; `run_cmd(..., cwd=tmp_path)` is not); the wrapper's own line
+    stays quiet unless it is flagged itself.
+
+    A `python -m` child of a module of the test tree (`-m tests.helper`)
+    is flagged with other advice: it needs the checkout on its
+    `sys.path`, which `PYTHONPATH` in `env=` gives wherever it runs.
+
     Covered: `subprocess.run/call/check_call/check_output/Popen`,
     `asyncio.create_subprocess_exec/_shell`, `os.system`, `os.popen`,
     `os.spawn*`, `pexpect.spawn/run`.
@@ -84,7 +97,16 @@ class ChildWithoutCwdRule(Rule):
     are options, numbers, absolute paths or expressions; and an argv that
     cannot be read at all (a helper's parameter, the result of a call):
     the helper's callers decide what it runs, and it is their line that
-    would need the directory. Also left alone: a call with `**kwargs`;
+    would need the directory. Also left alone: `python -m` of the package
+    under test or of an installed one (a package the file imports, or
+    whose directory holds the file) when no argument is a relative path:
+    from the checkout or from site-packages, the child imports the package
+    under test, and writes nothing relative; a tool given its root,
+    project or configuration by an absolute path or an expression
+    (`--rootdir`, `--config`, `--config-file`, `--rcfile`, `-c`,
+    `--project`, `-C`, `--prefix`, ...), as git's `-C` gives git its
+    repository; `git init DIR` and `git clone URL DIR` with `DIR` absolute
+    or an expression; a call with `**kwargs`;
     git's own `-C DIR`, `--git-dir` and `--work-tree`; a child started
     inside a `with` whose manager changes the working directory
     (`contextlib.chdir()`, `os_helper.change_cwd()`, `temp_cwd()`,
@@ -99,8 +121,7 @@ class ChildWithoutCwdRule(Rule):
 
     code = "HRM106"
     message = (
-        "{name}() runs, in the inherited working directory (the checkout), a child that {why}; "
-        "pass cwd= a directory of the test's own"
+        "{name}() runs, in the inherited working directory (the checkout), a child that {why}; {advice}"
     )
 
     calls = SPAWNER_CALLS
@@ -123,11 +144,38 @@ class ChildWithoutCwdRule(Rule):
         ),
     )
 
-    __slots__ = ()
+    __slots__ = ("_wrappers",)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._wrappers: dict[str, SpawnWrapper] = {}
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         child = child_process(node, self.ctx.call_name(node))
-        if child is None or child.keyword("cwd") is not None or child.has_unpacked_kwargs:
+        if child is None:
+            return
+        found = list(self._judge(node, child))
+        if not found:
+            wrapper = same_file_wrapper(self.ctx, child)
+            if wrapper is not None:
+                self.learn_wrapper(wrapper)
+        yield from found
+
+    def learn_wrapper(self, wrapper: SpawnWrapper) -> None:
+        """Judge the calls of ``wrapper`` from here on as the children they start."""
+        self._wrappers[wrapper.callee] = wrapper
+        self.ctx.dispatch_calls_to(wrapper.callee, self.visit_wrapper_call)
+
+    def visit_wrapper_call(self, node: ast.Call) -> Iterator[Violation]:
+        wrapper = self._wrappers.get(self.ctx.call_name(node) or "")
+        if wrapper is None or self.ctx.function is wrapper.function:
+            return
+        child = wrapper.child_for(node)
+        if child is not None:
+            yield from self._judge(node, child)
+
+    def _judge(self, node: ast.Call, child: ChildProcess) -> Iterator[Violation]:
+        if child.keyword("cwd") is not None or child.has_unpacked_kwargs:
             return
         if self.directory_chosen(node) or self.in_script_entry_point():
             return
@@ -135,9 +183,20 @@ class ChildWithoutCwdRule(Rule):
         words = child_words(child, reader, node.lineno)
         if not words:
             return  # nothing on the call says what it runs
-        why = CwdJudge(reader, node.lineno, self.ctx.settings.option("readonly-commands")).command(words)
+        judge = CwdJudge(reader, node.lineno, self.ctx.settings.option("readonly-commands"), self._own_package)
+        why = judge.command(words)
         if why is not None:
-            yield self.report(node, name=child.name, why=why)
+            advice = PYTHONPATH_ADVICE if judge.needs_root_on_path else CWD_ADVICE
+            yield self.report(node, name=child.name, why=why, advice=advice)
+
+    def _own_package(self, top: str) -> bool:
+        """Whether ``top`` is a package the test file imports, or one whose
+        directory holds the file (the project's own, or an installed one):
+        the child imports the same package from the checkout or from
+        site-packages."""
+        return top in self.ctx.per_function(self.ctx.tree, _imported_packages, names=False) or (
+            top in self.ctx.path.replace("\\", "/").split("/")[:-1]
+        )
 
     def in_script_entry_point(self) -> bool:
         """Module code under ``if __name__ == "__main__":`` runs when the file
@@ -175,6 +234,21 @@ class ChildWithoutCwdRule(Rule):
         """The first line of ``function`` that changes the working directory
         for the rest of it, or 0 (see :func:`_first_cwd_change`)."""
         return self.ctx.per_function(function, _first_cwd_change)
+
+
+CWD_ADVICE = "pass cwd= a directory of the test's own"
+PYTHONPATH_ADVICE = "put the checkout on PYTHONPATH in env= instead of relying on the inherited directory"
+
+
+def _imported_packages(tree: ast.AST, ctx: Context) -> frozenset[str]:
+    """The top-level packages the module imports, anywhere in it."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.partition(".")[0])
+    return frozenset(found)
 
 
 def _first_cwd_change(function: ast.AST, ctx: Context) -> int:

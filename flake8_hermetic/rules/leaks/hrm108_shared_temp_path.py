@@ -304,7 +304,7 @@ class SharedTempPathRule(Rule):
 
     # -- where it goes -------------------------------------------------------
     def _judge(self, node: ast.AST, origin: _Origin) -> Iterator[Violation]:
-        if self._is_data():
+        if self._is_data() or self._never_runs(node):
             return
         fate = self._follow(node, origin.kind)
         if fate == _SINK:
@@ -389,6 +389,16 @@ class SharedTempPathRule(Rule):
         ):
             return _Origin(value, "a fixed name under gettempdir()", self._join_kind(value))
         return None
+
+    def _never_runs(self, node: ast.AST) -> bool:
+        """Under ``if 0:`` or ``if False:``: code kept for debugging by hand,
+        which no run executes."""
+        chain = [*self.ctx.parents, node]
+        for index, ancestor in enumerate(chain[:-1]):
+            if isinstance(ancestor, ast.If) and isinstance(ancestor.test, ast.Constant) and not ancestor.test.value:
+                if any(chain[index + 1] is stmt for stmt in ancestor.body):
+                    return True
+        return False
 
     def _is_data(self) -> bool:
         for ancestor, _ in self.ctx.ancestors_in_function():

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 
 from flake8_hermetic.facts.mocks import MOCKER_FIXTURES, PATCH_MODULES, is_stdlib_module, patch_kind
+from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 
@@ -44,7 +47,23 @@ class LifecycleStubRule(Rule):
     delegates to the real method and is not flagged, and neither is a
     function of a standard-library module (`patch("os.kill")`,
     `patch.object(os, "close")`): that stubs a system call, not an object's
-    lifecycle.
+    lifecycle. The same holds for a standard-library module reached through
+    another module's import (`patch("pkg.mod.os.kill")`: the `os` module as
+    `pkg.mod` sees it).
+
+    Also left alone:
+
+    - a hand-written spy: the replacement is a function or lambda that
+      calls the real method (`real = Cls.stop` saved first, then
+      `def counting_stop(self): calls.append(self); return real(self)`,
+      or `Cls.stop(self)` inside it): the thing is still stopped;
+    - `patch.object(obj, "close")` on an object the same function built
+      (`obj = make_connection()`) and never started: no `connect`,
+      `start`, `serve*`, `open`, `run`, `listen`, `bind`, `accept`,
+      `send*`, `request` or `with` on it, and not made by a callee whose
+      name says it starts something (`Popen`, `*Server`, `*Pool`,
+      `Thread`, `spawn`, `connect`, `open`, `start`, `run`, ...). Nothing
+      was started, so nothing is left running.
 
     ## Example
     ```python
@@ -84,11 +103,69 @@ class LifecycleStubRule(Rule):
         if kind is None or _has_wraps([*args, *node.keywords]):
             return None
         target = args[0] if args else next((k.value for k in node.keywords if k.arg == "target"), None)
+        found = None
         if isinstance(target, ast.Constant) and isinstance(target.value, str):
-            return None if kind == "object" else _lifecycle_attribute(target.value)
-        if kind in ("object", "setattr") and len(args) >= 2:
-            return self._lifecycle_name_given(args)
-        return None
+            found = None if kind == "object" else _lifecycle_attribute(target.value)
+            replacement = _argument(node, 1, ("new", "side_effect"))
+        elif kind in ("object", "setattr") and len(args) >= 2:
+            found = self._lifecycle_name_given(args)
+            replacement = _argument(node, 2, ("new", "side_effect"))
+            if found is not None and self._built_and_never_started(args[0]):
+                return None
+        if found is not None and replacement is not None and self._calls_the_real(replacement, found):
+            return None
+        return found
+
+    def _calls_the_real(self, replacement: ast.expr, attribute: str) -> bool:
+        """A hand-written spy: the replacement (a lambda, or a def of the
+        enclosing function or module) calls the real method, directly
+        (``Cls.stop(self)``) or through a name saved from it
+        (``real_stop = Cls.stop``)."""
+        # the enclosing function's nodes, then the module's own statements (not every def's)
+        function = self.ctx.function
+        nodes: list[ast.AST] = list(ast.walk(function)) if function is not None else []
+        nodes.extend(self.ctx.tree.body)
+        body: ast.AST | None = replacement if isinstance(replacement, ast.Lambda) else None
+        if isinstance(replacement, ast.Name):
+            body = next((sub for sub in nodes if isinstance(sub, DEF_TYPES) and sub.name == replacement.id), None)
+        if body is None:
+            return False
+        saved = {
+            name.id
+            for sub in nodes
+            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Attribute) and sub.value.attr == attribute
+            for name in sub.targets if isinstance(name, ast.Name)
+        }
+        for sub in ast.walk(body):
+            if isinstance(sub, ast.Call):
+                func = sub.func
+                if isinstance(func, ast.Name) and func.id in saved:
+                    return True
+                if isinstance(func, ast.Attribute) and func.attr == attribute and dotted_name(func.value) != "self":
+                    return True
+        return False
+
+    def _built_and_never_started(self, owner: ast.expr) -> bool:
+        """``obj = factory(...)`` in the same function, by a callee whose name
+        does not say it starts anything, and no starting method called on
+        ``obj`` (nor ``obj`` used as a ``with`` item)."""
+        function = self.ctx.function
+        if not isinstance(owner, ast.Name) or function is None:
+            return False
+        built = False
+        for sub in ast.walk(function):
+            if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Name) and t.id == owner.id for t in sub.targets):
+                if not isinstance(sub.value, ast.Call) or _starts_something(sub.value):
+                    return False
+                built = True
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+                if isinstance(sub.func.value, ast.Name) and sub.func.value.id == owner.id:
+                    if sub.func.attr.lower().startswith(STARTING_METHODS):
+                        return False
+            elif isinstance(sub, ast.withitem) and isinstance(sub.context_expr, ast.Name):
+                if sub.context_expr.id == owner.id:
+                    return False
+        return built
 
     def _patch_kind(self, node: ast.Call) -> str | None:
         """``patch_kind`` of the callee, or "setattr" for ``monkeypatch.setattr``."""
@@ -103,15 +180,57 @@ class LifecycleStubRule(Rule):
         lifecycle method named, unless ``obj`` is a standard-library module."""
         name_given = args[1].value if isinstance(args[1], ast.Constant) else None
         if isinstance(name_given, str) and name_given in LIFECYCLE_METHODS:
-            if not is_stdlib_module(self.ctx.resolve(args[0]) or ""):
+            owner = self.ctx.resolve(args[0]) or ""
+            if not is_stdlib_module(owner) and not (isinstance(args[0], ast.Attribute) and _through_stdlib_module(owner)):
                 return name_given
         return None
 
 
+#: methods that start what a lifecycle method would stop
+STARTING_METHODS = (
+    "connect", "start", "serve", "open", "run", "listen", "bind", "accept", "send", "request", "urlopen",
+    "getresponse", "__enter__", "__aenter__",
+)
+#: words in a factory's name that say the object it returns is already running
+STARTING_FACTORY_WORDS = (
+    "popen", "process", "server", "pool", "executor", "thread", "spawn", "connect", "open", "start", "run",
+    "listen", "socket", "serve", "launch", "create_task", "subprocess",
+)
+
+
+def _starts_something(call: ast.Call) -> bool:
+    func = call.func
+    name = (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "").lower()
+    if not name or "create_connection" in name:
+        return True
+    # a connection object is made unconnected ("new_connection"); "connect" says it connects
+    name = name.replace("connection", "")
+    return any(word in name for word in STARTING_FACTORY_WORDS)
+
+
+def _argument(call: ast.Call, position: int, keywords: tuple[str, ...]) -> ast.expr | None:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg in keywords), None)
+
+
+def _through_stdlib_module(owner: str) -> bool:
+    """``pkg.mod.os``: the standard-library module ``os`` as ``pkg.mod``
+    imported it: a lower-case last part that names a top-level
+    standard-library module, under a first part that is none (not
+    ``socket.socket``, the class)."""
+    parts = owner.split(".")
+    last = parts[-1]
+    return (
+        len(parts) >= 2 and parts[0] not in sys.stdlib_module_names and parts[-2] != last
+        and last.islower() and last in sys.stdlib_module_names
+    )
+
+
 def _lifecycle_attribute(target: str) -> str | None:
     """``"pkg.mod.Client.close"`` -> "close", unless its owner is a
-    standard-library module (``"os.kill"``)."""
+    standard-library module (``"os.kill"``, or ``"pkg.mod.os.kill"``)."""
     owner, _, attribute = target.rpartition(".")
-    if attribute in LIFECYCLE_METHODS and owner and not is_stdlib_module(owner):
+    if attribute in LIFECYCLE_METHODS and owner and not is_stdlib_module(owner) and not _through_stdlib_module(owner):
         return attribute
     return None

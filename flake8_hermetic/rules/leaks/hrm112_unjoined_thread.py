@@ -37,7 +37,9 @@ class UnjoinedThreadRule(KnownClassesRule, FunctionRule):
     it (or on the loop variable of a loop over a list of threads), passes
     it to a cleanup registration (`addCleanup(t.join)`) or to a helper
     whose name contains `join`, manages it with a `with` block, or is a
-    fixture that joins it after `yield`. A thread that is never started
+    fixture that joins it after `yield`, or waits it out in a loop
+    (`while t.is_alive(): await sleep(0.01)`, also with `and` a deadline:
+    the loop ends when the thread does). A thread that is never started
     is not flagged, and neither is one a plain helper function returns to
     its caller.
 
@@ -125,6 +127,8 @@ class UnjoinedThreadRule(KnownClassesRule, FunctionRule):
                 return
             if facts.passed_to(n, lambda callee: "join" in callee):
                 return
+        if _waited_out_in_loop(function, holder.names):
+            return
         if self.joined_elsewhere_in_class(holder.names, function, name) or self._inside_thread_waiter(node):
             return
         if not self._in_child_process():
@@ -206,3 +210,20 @@ def _calls_following_loops(searched: list[ast.AST], kept: set[str], attributes: 
         elif isinstance(sub, ast.Call):
             calls.append(sub)
     return calls
+
+
+def _waited_out_in_loop(function: FunctionNode, names: tuple[str, ...]) -> bool:
+    """``while t.is_alive(): ...`` (or ``while t.is_alive() and ...``): the
+    function waits until the thread has ended, which is what a join does."""
+    wanted = set(names)
+    for loop in ast.walk(function):
+        if isinstance(loop, ast.While):
+            test = loop.test
+            tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+            for part in tests:
+                if (
+                    isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute)
+                    and part.func.attr == "is_alive" and dotted_name(part.func.value) in wanted
+                ):
+                    return True
+    return False

@@ -6,9 +6,11 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.argv import ArgvReader, GitCommand, enclosing_values, parse_git, program_name
 from flake8_hermetic.facts.environ import ENVIRON
 from flake8_hermetic.facts.hostpins import PINNED_VARIABLES, mapping_keys, pin_of
-from flake8_hermetic.facts.processes import SPAWNER_CALLS, child_process
+from flake8_hermetic.facts.processes import SPAWNER_CALLS, ChildProcess, child_process, child_words
+from flake8_hermetic.facts.wrappers import SpawnWrapper, same_file_wrapper
 from flake8_hermetic.nodes import FunctionNode
 from flake8_hermetic.rules.leaks.function_facts import FunctionRule
 from flake8_hermetic.violation import Violation
@@ -41,7 +43,12 @@ class GitUserConfigRule(FunctionRule):
     outside the function (a parameter, a helper's result) is trusted. The
     same function pinning those variables on an earlier line, or an
     autouse fixture of a `conftest.py` above the file pinning them,
-    exempts the call.
+    exempts the call. The argv is also read through names assigned
+    earlier (`cmd = ["git", "commit", ...]; subprocess.run(cmd)`), and a
+    wrapper of a spawner in the same file that runs the command its caller
+    gives (`def run_cmd(*args): return subprocess.run(args)`, a method
+    called as `self.git(...)`) is judged at each call after its
+    definition, unless the wrapper pins git's config itself.
 
     ## Example
     ```python
@@ -69,13 +76,61 @@ class GitUserConfigRule(FunctionRule):
     message = "git {subcommand} runs with the operator's git config (signing, hooks, templates); set GIT_CONFIG_GLOBAL/GIT_CONFIG_NOSYSTEM in env= or use -c"
     calls = SPAWNER_CALLS
 
-    __slots__ = ()
+    __slots__ = ("_wrappers",)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._wrappers: dict[str, SpawnWrapper] = {}
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         child = child_process(node, self.ctx.call_name(node))
-        if child is None or child.has_unpacked_kwargs:
+        if child is None:
             return
+        found = list(self._judge(node, child))
+        if not found:
+            wrapper = same_file_wrapper(self.ctx, child)
+            if wrapper is not None and not self._isolated_in_wrapper(wrapper):
+                self.learn_wrapper(wrapper)
+        yield from found
+
+    def learn_wrapper(self, wrapper: SpawnWrapper) -> None:
+        """Judge the calls of ``wrapper`` from here on as the children they start."""
+        self._wrappers[wrapper.callee] = wrapper
+        self.ctx.dispatch_calls_to(wrapper.callee, self.visit_wrapper_call)
+
+    def visit_wrapper_call(self, node: ast.Call) -> Iterator[Violation]:
+        wrapper = self._wrappers.get(self.ctx.call_name(node) or "")
+        if wrapper is None or self.ctx.function is wrapper.function:
+            return
+        child = wrapper.child_for(node)
+        if child is not None:
+            yield from self._judge(node, child)
+
+    def _isolated_in_wrapper(self, wrapper: SpawnWrapper) -> bool:
+        """The wrapper pins git's config itself (seen at its spawner call,
+        the node being visited): an isolating ``env=`` of its own, or a pin
+        on an earlier line of its body."""
+        env = wrapper.spawner.keyword("env")
+        parameters = {a.arg for a in (*wrapper.function.args.args, *wrapper.function.args.kwonlyargs)}
+        if env is not None and not (isinstance(env, ast.Name) and env.id in parameters):
+            return self._env_isolates(env)
+        return self._pinned_before(wrapper.spawner.call)
+
+    def _git(self, node: ast.Call, child: ChildProcess) -> GitCommand | None:
+        """The git command line, literal or read through names assigned
+        earlier (``cmd = ["git", "commit", ...]; run(cmd)``)."""
         git = child.git
+        if git is not None or child.command is None or isinstance(child.command, (ast.List, ast.Tuple)):
+            return git
+        words = child_words(child, ArgvReader(enclosing_values(self.ctx), self.ctx.resolve), node.lineno)
+        if not words or not isinstance(words[0], str) or program_name(words[0]) != "git":
+            return None
+        return parse_git(tuple(word if isinstance(word, str) else None for word in words))
+
+    def _judge(self, node: ast.Call, child: ChildProcess) -> Iterator[Violation]:
+        if child.has_unpacked_kwargs:
+            return
+        git = self._git(node, child)
         if git is None or git.subcommand not in GIT_WRITES or git.sets_config:
             return
         env = child.keyword("env")
