@@ -70,15 +70,13 @@ class RemovalInTearDownRule(Rule):
 
     Flagged only when the same class's `setUp` (`setUpClass` for
     `tearDownClass`, `asyncSetUp` or `setUp` for `asyncTearDown`, the
-    matching pytest setup) makes a directory that a later test or run
-    would meet (`mkdir`, `makedirs`, `copytree`, `extractall`,
-    `unpack_archive` of a fixed or working-directory path,
-    `mkdtemp(dir=os.getcwd())`, a class's own `mktemp` helper) and then
-    runs a statement that may raise. A directory with a fresh name of its
-    own in the temp directory (`tempfile.mkdtemp()`, `TemporaryDirectory()`
-    without `dir=` or with `dir=gettempdir()`, a framework's per-test
-    `self.mktemp()` the file does not define), or one made inside it, is
-    not: left behind by a failing setUp, it is litter no later test sees. Left
+    matching pytest setup) makes a directory (`mkdtemp`, `mkdir`,
+    `makedirs`, `copytree`, `TemporaryDirectory`, `extractall`,
+    `unpack_archive`, a class's own `mktemp` helper) and then runs a
+    statement that may raise. A unittest-style framework's per-test
+    `self.mktemp()` (inherited, not defined in the file) is not: it names a
+    path inside the run's own temporary directory, which the runner
+    removes, so a failing setUp leaves nothing behind it. Left
     alone: a class whose setUp is not in view (a directory the test
     itself makes is still removed when the test fails, because
     `tearDown` runs whenever `setUp` finished), a setUp whose creation
@@ -165,9 +163,9 @@ SAFE_CALLS = frozenset({
 })
 
 
-#: makers that give a directory a fresh name of its own: left behind, it is
-#: litter in the temp directory that no later test or run meets
-UNIQUE_MAKERS = frozenset({"mkdtemp", "TemporaryDirectory", "mktemp"})
+#: a unittest-style framework's per-test temp path (``self.mktemp()``): it
+#: lies inside the run's own temporary directory, which the runner removes
+UNIQUE_MAKERS = frozenset({"mktemp"})
 
 
 def _unique_temp(call: ast.Call, system_temp: set[str], local_makers: set[str]) -> bool:
