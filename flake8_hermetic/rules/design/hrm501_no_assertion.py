@@ -116,6 +116,64 @@ def _hands_over_an_assertion(call: ast.Call) -> bool:
     return False
 
 
+def _handed_functions(call: ast.Call) -> Iterator[str]:
+    """The names of functions handed over as values: ``d.addCallback(self.check)``,
+    ``fut.add_done_callback(on_done)``, ``Thread(target=self._worker)`` -> "check",
+    "on_done", "_worker". Called later by whoever they are handed to, they
+    count as called by the test."""
+    for argument in (*call.args, *(k.value for k in call.keywords)):
+        kind = type(argument)
+        if kind is ast.Name:
+            yield argument.id  # type: ignore[attr-defined]
+        elif kind is ast.Attribute and type(argument.value) is ast.Name:  # type: ignore[attr-defined]
+            if argument.value.id in SELF_NAMES:  # type: ignore[attr-defined]
+                yield argument.attr  # type: ignore[attr-defined]
+
+
+def _names_handed_check(call: ast.Call) -> bool:
+    """``d.addCallback(self.check_result)``: a method named as a check handed
+    over as a callback (inherited from a base class the file cannot read)."""
+    for argument in (*call.args, *(k.value for k in call.keywords)):
+        if type(argument) is ast.Attribute and type(argument.value) is ast.Name:  # type: ignore[attr-defined]
+            if argument.value.id in SELF_NAMES and _names_a_check(argument.attr):  # type: ignore[attr-defined]
+                return True
+    return False
+
+
+def _asserting_code(node: ast.expr) -> bool:
+    """A string of Python code with an ``assert`` in it (also through
+    ``dedent("...")``), as handed to a child interpreter
+    (``[sys.executable, "-c", CODE]``) or a runner."""
+    text = _code_text(node)
+    if "assert" not in text:
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(inner, ast.Assert) for inner in ast.walk(tree))
+
+
+#: spawners that ignore a child's exit status unless told to check it (``check=True`` counts on its own)
+UNCHECKED_SPAWNERS = frozenset({"subprocess.run", "subprocess.call", "subprocess.Popen", "os.system"})
+
+
+def _hands_asserting_code(call: ast.Call, name: str | None) -> bool:
+    """A ``-c`` code string that asserts handed to a runner of children, in
+    its arguments or an argv list: ``self.run_python("-c", "assert ...")``,
+    ``run_in_child([sys.executable, "-c", CODE])``: the test ships its check
+    to the child, and the runner fails on a bad exit. A spawner that ignores
+    the exit status (``subprocess.run`` without ``check=True``) loses it."""
+    if name in UNCHECKED_SPAWNERS:
+        return False
+    sequences = [call.args, *(a.elts for a in call.args if isinstance(a, (ast.List, ast.Tuple)))]
+    for elements in sequences:
+        for index, element in enumerate(elements[:-1]):
+            if isinstance(element, ast.Constant) and element.value == "-c" and _asserting_code(elements[index + 1]):
+                return True
+    return False
+
+
 def _is_docstring_or_pass(stmt: ast.stmt) -> bool:
     if isinstance(stmt, ast.Pass):
         return True
@@ -301,7 +359,7 @@ class NoAssertionRule(Rule):
         """The name says "does not raise", or the body is empty or always
         skips. Asked after the walk, and only of a test that asserts
         nothing: most tests never need it."""
-        if declares_no_raise(node.name):
+        if declares_no_raise(node.name) or _is_benchmark(node):
             return True
         if all(_is_docstring_or_pass(stmt) for stmt in node.body):
             return True
@@ -405,9 +463,14 @@ class NoAssertionRule(Rule):
                 return iter(())
             for facts in self._enclosing_facts():
                 facts.add_test_helper(last)
-        if _hands_over_an_assertion(node):
+        if _hands_over_an_assertion(node) or _names_handed_check(node) or _hands_asserting_code(
+            node, self.ctx.call_name(node)
+        ):
             self._mark_asserting()
             return iter(())
+        for handed in _handed_functions(node):
+            if not self.ctx.resolver.is_bound(handed):
+                self._record_callee(handed)
         if isinstance(func, ast.Attribute):
             self._judge_method_call(func.value, last)
         elif isinstance(func, ast.Name) and not self.ctx.resolver.is_bound(func.id):
@@ -431,7 +494,7 @@ class NoAssertionRule(Rule):
     def _judge_method_call(self, receiver: ast.expr, last: str) -> None:
         """``self.fail*()``, ``super().test_x()`` (the inherited test holds
         the assertion), or a call of a method the file may define."""
-        if isinstance(receiver, ast.Name) and receiver.id in TESTCASE_NAMES and last.startswith("fail"):
+        if isinstance(receiver, ast.Name) and receiver.id in TESTCASE_NAMES and _fails_the_test(last):
             self._mark_asserting()
         elif _is_super_call(receiver) and last.startswith("test"):
             self._mark_asserting()
@@ -484,6 +547,26 @@ class NoAssertionRule(Rule):
         return states_no_raise(" ".join(texts))
 
 
+#: pytest-benchmark's fixtures: a test that runs one measures, and its report is the outcome
+BENCHMARK_FIXTURES = frozenset({"benchmark", "aio_benchmark", "async_benchmark"})
+
+
+def _is_benchmark(node: FunctionNode) -> bool:
+    """The test requests a benchmark fixture and calls it (``benchmark(f, x)``,
+    ``benchmark.pedantic(...)``): it measures speed, it does not check values."""
+    names = {arg.arg for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+    fixtures = names & BENCHMARK_FIXTURES
+    if not fixtures:
+        return False
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call):
+            func = inner.func
+            base = func.value if isinstance(func, ast.Attribute) else func
+            if isinstance(base, ast.Name) and base.id in fixtures:
+                return True
+    return False
+
+
 def _client_half_asserts(facts: AssertionFacts, methods: dict[tuple[int, str], AssertionFacts]) -> bool:
     """Socket tests: ``testFoo()`` is the server half, ``_testFoo()`` of the
     same class the client half, run in a thread, that holds the assertions."""
@@ -502,6 +585,16 @@ def _names_a_check(last: str) -> bool:
         return True
     lowered = last.lower()
     return ("no" in lowered or "doesnt" in lowered) and says_no_raise(name_words(last))
+
+
+#: a test case's method that returns a result or fails the test (Twisted's successResultOf/failureResultOf)
+RESULT_OF = re.compile(r"ResultOf$|_result_of$")
+
+
+def _fails_the_test(method: str) -> bool:
+    """A method of the test case named to fail it: ``fail*``, ``*Fail*``,
+    ``successResultOf``/``failureResultOf`` (the result, or a failed test)."""
+    return method.startswith("fail") or "Fail" in method or "_fail" in method or RESULT_OF.search(method) is not None
 
 
 def _runs_another_modules_test(func: ast.expr) -> bool:
