@@ -20,7 +20,7 @@ NO_RAISE_PAIRS = frozenset(
 )
 # What a docstring or comment says when the test's claim is "this (no longer) crashes or raises".
 # Only words that make sense for that claim: "should return 3" in a test that looks at nothing stays flagged.
-_BAD_OUTCOME = r"(?:raise|fail|crash|error|exception|throw|blow|break|die|abort|segfault|hang|deadlock|overflow|choke|leak)"
+_BAD_OUTCOME = r"(?:raise|fail|crash|error|exception|throw|blow|break|die|abort|segfault|hang|deadlock|overflow|choke|leak|kill)"
 NO_RAISE_TEXT = re.compile(
     "|".join(
         (
@@ -40,7 +40,7 @@ NO_RAISE_TEXT = re.compile(
             r"\bcause[sd]?\b[^.]{0,40}\bto raise\b",
             # the claim spelled out: "shouldn't raise", "without error", "should work", "is allowed"
             rf"\b(?:not|never|no longer) (?:\w+ )?{_BAD_OUTCOME}", r"\bno (?:error|exception|crash|failure)s?\b",
-            r"\bwithout (?:an? |any )?(?:error|exception|crash|failure|problem)s?\b",
+            r"\bwithout (?:raising |throwing )?(?:an? |any )?(?:error|exception|crash|failure|problem)s?\b",
             r"\bnot an error\b", r"\bruns? cleanly\b", r"\bfall apart\b",
             r"\b(?:should|must|can|will|needs? to) (?:still |also |now |simply |always )?"
             r"(?:work|succeed|compile ok|handle|hide|cope|be able|accept|be supported)",
@@ -53,7 +53,7 @@ NO_RAISE_TEXT = re.compile(
 )
 # a regression test named after the report it closes: its claim is "this no longer fails"
 REGRESSION_NAME = re.compile(r"(?:bpo|gh|issue|bug)_?\d{3,}|(?:^|_)regression(?:_|$)", re.IGNORECASE)
-REGRESSION_TEXT = re.compile(r"\b(?:bpo|gh|issue|bug)\s?[-#:]?\s?#?\d{3,}|\bregression\b|(?:^|\s)#\d{4,}\b", re.IGNORECASE)
+REGRESSION_TEXT = re.compile(r"\b(?:bpo|gh|issue|bug)\s?[-#:]?\s?#?\d{3,}|/(?:issues|pull)/\d+|\bregression\b|(?:^|\s)#\d{4,}\b", re.IGNORECASE)
 # doesn't, shouldn't, won't, and the same without the apostrophe
 _NOT = re.compile(r"n['\u2019]t\b|\b(do|does|did|should|would|could|must|is|are|was|were)nt\b")
 

@@ -66,6 +66,10 @@ class AssertionFacts:
     test_helpers: set[str] | None = None
     #: for a method, its class: a class asserts when one of its methods does
     owner: AssertionFacts | None = None
+    #: for a class: a base imported from another module (a harness the file cannot read)
+    foreign_base: bool = False
+    #: methods of self it hands a callable to (``self.execute(self.proc.name)``)
+    harness: set[str] | None = None
 
     def add_callee(self, name: str) -> None:
         if self.callees is None:
@@ -93,6 +97,21 @@ def _raising_keyword(call: ast.Call) -> bool:
         if keyword.arg == "check" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
             return True
     return False
+
+
+ASSERT_LINE = re.compile(r"^\s*assert\b", re.MULTILINE)
+
+
+def _asserts_in_text(node: ast.expr) -> bool:
+    """A string (an f-string, also through ``dedent(...)``) with a line of
+    code that starts with ``assert``: the check travels in the code."""
+    if isinstance(node, ast.Call) and last_name(node) == "dedent" and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.JoinedStr):
+        text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    else:
+        text = _code_text(node)
+    return "assert" in text and ASSERT_LINE.search(text) is not None
 
 
 def _names_assertion(node: ast.AST) -> bool:
@@ -172,6 +191,15 @@ def _hands_asserting_code(call: ast.Call, name: str | None) -> bool:
             if isinstance(element, ast.Constant) and element.value == "-c" and _asserting_code(elements[index + 1]):
                 return True
     return False
+
+
+def _hands_a_callable(call: ast.Call) -> bool:
+    """The first argument is something to run: a lambda, a function or a
+    bound method (``self.proc.name``, ``psutil.cpu_times``), not a literal."""
+    if not call.args:
+        return False
+    first = type(call.args[0])
+    return first is ast.Lambda or first is ast.Attribute or first is ast.Name
 
 
 def _is_docstring_or_pass(stmt: ast.stmt) -> bool:
@@ -304,6 +332,8 @@ class NoAssertionRule(Rule):
         self.facts: dict[int, AssertionFacts] = {}
         self.defined: set[str] = set()  # names of the functions and classes of this file
         self.tests: list[tuple[AssertionFacts, FunctionNode, str]] = []
+        #: names bound to a string of code with an ``assert`` line (for a runner)
+        self._asserting_code_names: set[tuple[int, str]] = set()
         #: innermost scope (id) -> the facts of the functions around it, outermost first
         self._chains: dict[int, tuple[AssertionFacts, ...]] = {}
         basename = os.path.basename(ctx.path)
@@ -341,10 +371,19 @@ class NoAssertionRule(Rule):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
-        facts = AssertionFacts(node.name)
+        facts = AssertionFacts(node.name, foreign_base=any(self._imported_base(base) for base in node.bases))
         self.facts[id(node)] = facts
         self.defined.add(node.name)
         return iter(())
+
+    def _imported_base(self, base: ast.expr) -> bool:
+        """A base class imported from another module, other than unittest's own."""
+        resolved = self.ctx.resolve(base) or ""
+        root = base
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        imported = isinstance(root, ast.Name) and self.ctx.resolver.is_bound(root.id)
+        return imported and not resolved.lstrip(".").startswith(("unittest", "twisted.trial"))
 
     def _exempt(self, node: FunctionNode) -> bool:
         """A decorator skips the test, expects it to fail or makes it a
@@ -437,6 +476,10 @@ class NoAssertionRule(Rule):
         values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
         if any(_names_assertion(value) for value in values):
             self._mark_asserting()
+        # code = f"""... assert x ...""": a string of code that asserts, for a runner later
+        elif isinstance(node.value, (ast.Constant, ast.JoinedStr, ast.Call)) and _asserts_in_text(node.value):
+            scope = id(self.ctx.scope.node)
+            self._asserting_code_names.update((scope, t.id) for t in node.targets if isinstance(t, ast.Name))
         return iter(())
 
     def _settled(self) -> bool:
@@ -473,6 +516,11 @@ class NoAssertionRule(Rule):
                 self._record_callee(handed)
         if isinstance(func, ast.Attribute):
             self._judge_method_call(func.value, last)
+            if _hands_a_callable(node) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                for facts in self._enclosing_facts():
+                    if facts.harness is None:
+                        facts.harness = set()
+                    facts.harness.add(last)
         elif isinstance(func, ast.Name) and not self.ctx.resolver.is_bound(func.id):
             self._record_callee(func.id)
         return iter(())
@@ -484,12 +532,19 @@ class NoAssertionRule(Rule):
         named "no exception", warnings turned into errors, or a string of
         code with an ``assert`` run in this process."""
         name = self.ctx.call_name(node)
+        if name is not None and name.startswith("."):
+            name = name.lstrip(".")  # a test package that re-exports pytest: ``from . import pytest``
         if _names_a_check(last) or name in ASSERTING_CALLS or _raising_keyword(node):
             return True
         if name in WARNING_FILTERS and _turns_into_errors(node):
             return True  # any warning now fails the test
-        # the test's code is in the string: interp.run(dedent("assert ..."))
-        return last in CODE_RUNNERS and bool(node.args) and "assert" in _code_text(node.args[0])
+        # the test's code is in the string: interp.run(dedent("assert ...")), server.run_webworker(code)
+        if not node.args or not (last in CODE_RUNNERS or last.startswith("run_")):
+            return False
+        code = node.args[0]
+        if isinstance(code, ast.Name):
+            return (id(self.ctx.scope.node), code.id) in self._asserting_code_names
+        return _asserts_in_text(code)
 
     def _judge_method_call(self, receiver: ast.expr, last: str) -> None:
         """``self.fail*()``, ``super().test_x()`` (the inherited test holds
@@ -510,10 +565,20 @@ class NoAssertionRule(Rule):
         self._spread_assertions()
         methods = {(id(facts.owner), facts.name): facts for facts in self.facts.values() if facts.owner}
         for facts, node, where in self.tests:
-            if facts.asserts or _client_half_asserts(facts, methods):
+            if facts.asserts or _client_half_asserts(facts, methods) or self._inherited_harness(facts):
                 continue
             if not self._exempt_by_body(node) and not self._states_its_claim(node):
                 yield dataclasses.replace(self.report(node, name=node.name), where=where)
+
+    def _inherited_harness(self, facts: AssertionFacts) -> bool:
+        """The test hands a callable to a method of ``self`` that the file
+        does not define, in a class with an imported base: the base class's
+        harness runs it and judges the outcome (a leak checker's
+        ``self.execute(fn)``, a retrying ``self.run_check(fn)``)."""
+        owner = facts.owner
+        if owner is None or not owner.foreign_base or not facts.harness:
+            return False
+        return any(name not in self.defined for name in facts.harness)
 
     def _spread_assertions(self) -> None:
         """A function asserts when a helper of the file it calls asserts, a
