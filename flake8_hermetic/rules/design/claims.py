@@ -41,10 +41,10 @@ NO_RAISE_TEXT = re.compile(
             # the claim spelled out: "shouldn't raise", "without error", "should work", "is allowed"
             rf"\b(?:not|never|no longer) (?:\w+ )?{_BAD_OUTCOME}", r"\bno (?:error|exception|crash|failure)s?\b",
             r"\bwithout (?:raising |throwing )?(?:an? |any )?(?:error|exception|crash|failure|problem)s?\b",
-            r"\bnot an error\b", r"\bruns? cleanly\b", r"\bfall apart\b",
+            r"\bnot an error\b", r"\b(?:runs?|exits?|shuts? down|stops?|closes?) cleanly\b", r"\bfall apart\b",
             r"\b(?:should|must|can|will|needs? to) (?:still |also |now |simply |always )?"
             r"(?:work|succeed|compile ok|handle|hide|cope|be able|accept|be supported)",
-            r"\b(?:should|must|is|are|it's) (?:also |still )?(?:be )?(?:ok|okay|fine|allowed|accepted|possible|supported)\b",
+            r"\b(?:should|must|is|are|it's) (?:also |still |probably )?(?:be )?(?:ok|okay|fine|allowed|accepted|possible|supported)\b",
             r"\b(?:should|must) pass\b", r"\bcan (?:still |also )?be \w+(?:ed|en)\b",
             r"\bworks\b", r"\bwork\s*(?:[.!]|$)", r"\bsucceed(?:s|ed)?\b", r"\bnothing happens\b",
             r"\bsilent(?:ly)?\b",

@@ -27,7 +27,11 @@ from flake8_hermetic.rules.design.skips import SKIP_EXCEPTIONS, skips
 from flake8_hermetic.violation import Violation
 
 
-ASSERTING_CALLS = frozenset({"pytest.raises", "pytest.warns", "pytest.deprecated_call", "pytest.fail"})
+ASSERTING_CALLS = frozenset(
+    {"pytest.raises", "pytest.warns", "pytest.deprecated_call", "pytest.fail", "pytest.RaisesGroup", "pytest.RaisesExc"}
+)
+#: a keyword that tells the callee to check on the test's behalf (``assert_fingerprint=``, ``verify_hostname=``)
+CHECKING_KEYWORD = re.compile(r"(?:^|_)(?:assert|verify|check)(?:_|$)")
 ASSERTING_WORDS = re.compile(r"assert|check|verify|expect", re.IGNORECASE)
 
 
@@ -90,11 +94,20 @@ def _code_text(node: ast.expr) -> str:
 
 
 def _raising_keyword(call: ast.Call) -> bool:
-    """``check=True`` (``subprocess.run``) or ``exitcode=`` (``support.wait_process``): the call fails the test."""
+    """``check=True`` (``subprocess.run``) or ``exitcode=`` (``support.wait_process``): the call fails the test;
+    so does a keyword that tells the callee to check something (``assert_fingerprint="AB:CD..."``,
+    ``proxy_assert_hostname=host``), unless it switches the check off (``False``, ``None``)."""
     for keyword in call.keywords:
-        if keyword.arg == "exitcode":
+        arg = keyword.arg
+        if arg is None:
+            continue
+        if arg == "exitcode":
             return True
-        if keyword.arg == "check" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+        value = keyword.value
+        if arg == "check":
+            if isinstance(value, ast.Constant) and value.value is True:
+                return True
+        elif CHECKING_KEYWORD.search(arg) and not (isinstance(value, ast.Constant) and value.value in (False, None)):
             return True
     return False
 
@@ -199,7 +212,9 @@ def _hands_a_callable(call: ast.Call) -> bool:
     if not call.args:
         return False
     first = type(call.args[0])
-    return first is ast.Lambda or first is ast.Attribute or first is ast.Name
+    return first is ast.Lambda or first is ast.Attribute or first is ast.Name or any(
+        type(argument) is ast.Lambda for argument in call.args
+    )
 
 
 def _is_docstring_or_pass(stmt: ast.stmt) -> bool:
@@ -332,6 +347,8 @@ class NoAssertionRule(Rule):
         self.facts: dict[int, AssertionFacts] = {}
         self.defined: set[str] = set()  # names of the functions and classes of this file
         self.tests: list[tuple[AssertionFacts, FunctionNode, str]] = []
+        #: the file's classes by name: whether each has an imported base, itself or through a base
+        self._foreign_classes: dict[str, bool] = {}
         #: names bound to a string of code with an ``assert`` line (for a runner)
         self._asserting_code_names: set[tuple[int, str]] = set()
         #: innermost scope (id) -> the facts of the functions around it, outermost first
@@ -372,6 +389,12 @@ class NoAssertionRule(Rule):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
         facts = AssertionFacts(node.name, foreign_base=any(self._imported_base(base) for base in node.bases))
+        if not facts.foreign_base:
+            # a base of this file with an imported base of its own (seen before: bases come first)
+            facts.foreign_base = any(
+                isinstance(base, ast.Name) and self._foreign_classes.get(base.id, False) for base in node.bases
+            )
+        self._foreign_classes[node.name] = facts.foreign_base
         self.facts[id(node)] = facts
         self.defined.add(node.name)
         return iter(())
