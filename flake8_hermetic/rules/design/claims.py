@@ -10,7 +10,7 @@ from functools import lru_cache
 
 
 NO_RAISE_HELPER = re.compile(r"not_?raises?$", re.IGNORECASE)
-NO_RAISE_WORDS = frozenset({"crash", "crashes", "segfault", "segfaults", "hang", "hangs", "smoke"})
+NO_RAISE_WORDS = frozenset({"crash", "crashes", "segfault", "segfaults", "hang", "hangs", "smoke", "cleanly"})
 # words of a test's name that state "this call goes through" (``test_overload_succeeds``, ``test_is_picklable``)
 SUCCESS_WORDS = frozenset(
     {"succeeds", "success", "works", "ok", "accepts", "accepted", "can", "picklable", "pickleable", "hashable", "importable"}
@@ -26,7 +26,8 @@ NO_RAISE_TEXT = re.compile(
         (
             # the bug was a crash
             r"\bcrash", r"\bseg(?:mentation)?[ -]?faults?\b", r"\bdumps? core\b", r"\bcore dump",
-            r"\bhang(?:s|ing)?\b", r"\bdeadlock", r"\bblow(?:s|n)? up\b",
+            r"\bhang(?:s|ing)?\b", r"\bdeadlock", r"\bblow(?:s|n)? up\b", r"\bblocks? forever\b",
+            r"\bfailed assertion\b",
             r"\b(?:stack|buffer|memory|heap) (?:overflow|overrun|overread)", r"\buse[- ]after[- ]free\b",
             r"\binfinite (?:loop|recursion)", r"\bassert(?:ion)?[- ](?:fail|error)", r"\bsmoke[- ]test",
             # the bug was an exception: "used to raise", "this raised on 3.10", "resulted in SystemError"

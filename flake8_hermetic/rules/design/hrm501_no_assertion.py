@@ -112,7 +112,7 @@ def _raising_keyword(call: ast.Call) -> bool:
     return False
 
 
-ASSERT_LINE = re.compile(r"^\s*assert\b", re.MULTILINE)
+ASSERT_LINE = re.compile(r"^\s*(?:assert\b|with pytest\.raises\(|pytest\.fail\()", re.MULTILINE)
 
 
 def _asserts_in_text(node: ast.expr) -> bool:
@@ -124,7 +124,7 @@ def _asserts_in_text(node: ast.expr) -> bool:
         text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
     else:
         text = _code_text(node)
-    return "assert" in text and ASSERT_LINE.search(text) is not None
+    return ("assert" in text or "pytest" in text) and ASSERT_LINE.search(text) is not None
 
 
 def _names_assertion(node: ast.AST) -> bool:
@@ -204,6 +204,14 @@ def _hands_asserting_code(call: ast.Call, name: str | None) -> bool:
             if isinstance(element, ast.Constant) and element.value == "-c" and _asserting_code(elements[index + 1]):
                 return True
     return False
+
+
+def _switches_a_check_on(target: ast.expr, value: ast.expr) -> bool:
+    """``pool.assert_hostname = "localhost"``: an attribute named as a check
+    set to something other than ``False``/``None``."""
+    if not isinstance(target, ast.Attribute) or CHECKING_KEYWORD.search(target.attr) is None:
+        return False
+    return not (isinstance(value, ast.Constant) and value.value in (False, None))
 
 
 def _hands_a_callable(call: ast.Call) -> bool:
@@ -498,6 +506,9 @@ class NoAssertionRule(Rule):
         # an assertion method bound to a short name: eq = self.assertEqual
         values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
         if any(_names_assertion(value) for value in values):
+            self._mark_asserting()
+        # pool.assert_hostname = "localhost": the object is told to check on the test's behalf
+        elif any(_switches_a_check_on(target, node.value) for target in node.targets):
             self._mark_asserting()
         # code = f"""... assert x ...""": a string of code that asserts, for a runner later
         elif isinstance(node.value, (ast.Constant, ast.JoinedStr, ast.Call)) and _asserts_in_text(node.value):
