@@ -179,6 +179,28 @@ TIMESTAMP_ATTRIBUTES = frozenset(
     | {"mtime", "atime", "ctime", "getmtime", "getatime", "getctime", "touch"}
 )
 Position = tuple[int, int]
+#: words of a name that holds a file system path
+PATH_WORDS = frozenset({"path", "paths", "p", "file", "files", "f", "fn", "filename", "dir", "directory", "folder", "tmpdir", "tmp", "tmp_path", "marker", "stamp"})
+#: calls that make a path
+PATH_MAKERS = frozenset({"Path", "PurePath", "PosixPath", "WindowsPath", "joinpath", "with_name", "with_suffix", "local", "join"})
+
+
+def is_path_like(node: ast.AST) -> bool:
+    """Whether ``node`` is a file system path, for ``X.touch()``: a path
+    built with ``/`` or ``Path(...)``/``joinpath(...)``, or a name whose
+    last word says path, file or dir (``tmp_path``, ``log_file``, ``self.dir``);
+    ``store.touch(key)`` touches no file."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in PATH_MAKERS
+    key = dotted_name(node)
+    if key is None:
+        return False
+    last = key.rpartition(".")[2].lower()
+    return last in PATH_WORDS or last.split("_")[-1] in PATH_WORDS or last.startswith(("tmp", "path", "file"))
 
 
 class ClockSteps:
@@ -195,7 +217,8 @@ class ClockSteps:
         self.starts: list[Position] = []
         for node in ctx.function_nodes(function) if function is not None else ():
             if isinstance(node, ast.Attribute) and node.attr in TIMESTAMP_ATTRIBUTES:
-                self.reads.append((node.lineno, node.col_offset))
+                if node.attr != "touch" or is_path_like(node.value):
+                    self.reads.append((node.lineno, node.col_offset))
             elif isinstance(node, ast.Call):
                 name = ctx.call_name(node)
                 if name in CLOCKS or (

@@ -10,7 +10,7 @@ from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.determinism.clock import READING, clock_steps, current_flow
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
 from flake8_hermetic.rules.determinism.handed_callables import Binding, HandedCallables, is_thread_class
-from flake8_hermetic.rules.determinism.sleeps import duration_argument, is_literal_zero
+from flake8_hermetic.rules.determinism.sleeps import asserts_after, duration_argument, is_literal_zero, polls
 from flake8_hermetic.violation import Violation
 
 
@@ -120,13 +120,15 @@ class SleepRule(Rule):
         if self.ctx.call_name(node) != "time.sleep":
             return
         duration = duration_argument(node, ("secs", "seconds"))
-        if duration is None or is_literal_zero(duration) or self.ctx.in_loop():
+        if duration is None or is_literal_zero(duration) or polls(self.ctx):
             return
         if self._deadlines.bounded() or current_flow(self.ctx).is_elapsed(duration) or self._is_measured(node):
             return
         if clock_steps(self.ctx).lets_clock_advance(node):
             return
         helper = self._helper_frame()
+        if helper and self._asserts_after(node):
+            helper = None  # a job that sleeps, then asserts: a guessed wait for another job's state
         if helper is True:
             return
         violation = self.report(node, name="time.sleep")
@@ -183,6 +185,10 @@ class SleepRule(Rule):
         if inner.name == "run" and is_thread_class(ctx, outer.node):  # type: ignore[arg-type]
             return True
         return [self._binding(len(scopes) - 3, outer.name)], inner.name
+
+    def _asserts_after(self, node: ast.Call) -> bool:
+        function = self.ctx.function
+        return function is not None and asserts_after(function, (node.lineno, node.col_offset))
 
     def _is_measured(self, node: ast.Call) -> bool:
         """``t0 = monotonic(); sleep(0.1); t1 = monotonic()``: the sleep is

@@ -9,7 +9,7 @@ from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.determinism.clock import clock_steps
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
-from flake8_hermetic.rules.determinism.sleeps import duration_argument, is_literal_zero
+from flake8_hermetic.rules.determinism.sleeps import asserts_after, duration_argument, is_literal_zero, polls
 from flake8_hermetic.violation import Violation
 
 ASYNC_SLEEPS = {"asyncio.sleep": ("delay",), "anyio.sleep": ("delay",), "trio.sleep": ("seconds",)}
@@ -93,15 +93,20 @@ class AsyncSleepRule(Rule):
         if name not in ASYNC_SLEEPS:
             return
         duration = duration_argument(call, ASYNC_SLEEPS[name])
-        if duration is None or is_literal_zero(duration) or self.ctx.in_loop():
+        if duration is None or is_literal_zero(duration) or polls(self.ctx):
             return
-        if self._in_nested_coroutine() or self._deadlines.bounded() or self._deadlines.interrupted_on_purpose():
+        if self._simulates_work(call) or self._deadlines.bounded() or self._deadlines.interrupted_on_purpose():
             return
         if clock_steps(self.ctx).lets_clock_advance(call):
             return
         yield self.report(node, name=name)
 
-    def _in_nested_coroutine(self) -> bool:
+    def _simulates_work(self, call: ast.Call) -> bool:
         """A coroutine defined inside another function: a stand-in task the
-        test schedules, whose sleep is the simulated length of its work."""
-        return sum(scope.kind == "function" for scope in self.ctx.scopes) > 1
+        test schedules, whose sleep is the simulated length of its work,
+        unless it asserts after the sleep (then it waits for another task's
+        state: a guessed wait)."""
+        if sum(scope.kind == "function" for scope in self.ctx.scopes) <= 1:
+            return False
+        function = self.ctx.function
+        return function is None or not asserts_after(function, (call.lineno, call.col_offset))
