@@ -185,6 +185,20 @@ PATH_WORDS = frozenset({"path", "paths", "p", "file", "files", "f", "fn", "filen
 PATH_MAKERS = frozenset({"Path", "PurePath", "PosixPath", "WindowsPath", "joinpath", "with_name", "with_suffix", "local", "join"})
 
 
+#: calls of the file's own or a framework's clock (``trio.current_time()``), and a
+#: module-level ``touch(path)`` helper, which sets a file's time like ``Path.touch()``
+CLOCK_FUNCTION_NAMES = frozenset({"current_time", "touch"})
+
+
+def _sets_or_reads_time(call: ast.Call) -> bool:
+    """``current_time()``/``_core.current_time()`` (a framework's clock) or a
+    bare ``touch(path)`` function (a method ``store.touch(key)`` is no file)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in CLOCK_FUNCTION_NAMES and (func.id != "touch" or bool(call.args))
+    return isinstance(func, ast.Attribute) and func.attr == "current_time"
+
+
 def is_path_like(node: ast.AST) -> bool:
     """Whether ``node`` is a file system path, for ``X.touch()``: a path
     built with ``/`` or ``Path(...)``/``joinpath(...)``, or a name whose
@@ -221,7 +235,7 @@ class ClockSteps:
                     self.reads.append((node.lineno, node.col_offset))
             elif isinstance(node, ast.Call):
                 name = ctx.call_name(node)
-                if name in CLOCKS or (
+                if name in CLOCKS or is_loop_time(node) or _sets_or_reads_time(node) or (
                     name in CLOCK_DEFAULT_CALLS and len(node.args) <= CLOCK_DEFAULT_CALLS[name] and not node.keywords
                 ):
                     self.reads.append((node.lineno, node.col_offset))

@@ -26,8 +26,9 @@ def polls(ctx: Context, node: ast.AST | None = None) -> bool:
     """Whether the sleep runs in a loop that checks a condition between its
     sleeps: a poll. A ``while`` loop tests one each time round, an ``async
     for`` awaits its iterator each round; a ``for`` loop polls when its body
-    checks something (an ``if``, ``break``, ``return``, ``assert`` or
-    ``try``), and a comprehension counts as one.
+    decides something (an ``if``, ``break``, ``return`` or ``try``: an
+    ``assert`` each round fails at once, it does not wait), and a
+    comprehension counts as one.
     ``for _ in range(n): step(); sleep(x)`` checks nothing: each sleep is a
     guess like any other."""
     for ancestor, on_path in ctx.ancestors_in_function(node):
@@ -44,7 +45,7 @@ def polls(ctx: Context, node: ast.AST | None = None) -> bool:
 
 
 #: statements by which a loop body checks a condition
-CHECKS = (ast.If, ast.Break, ast.Return, ast.Assert, ast.Try, ast.While, ast.IfExp)
+CHECKS = (ast.If, ast.Break, ast.Return, ast.Try, ast.While, ast.IfExp)
 
 
 def own_nodes_of(stmt: ast.stmt) -> Iterator[ast.AST]:
