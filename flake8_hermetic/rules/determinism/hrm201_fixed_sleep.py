@@ -10,7 +10,13 @@ from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.determinism.clock import READING, clock_steps, current_flow
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
 from flake8_hermetic.rules.determinism.handed_callables import Binding, HandedCallables, is_thread_class
-from flake8_hermetic.rules.determinism.sleeps import asserts_after, duration_argument, is_literal_zero, polls
+from flake8_hermetic.rules.determinism.sleeps import (
+    asserts_after,
+    duration_argument,
+    is_literal_zero,
+    polls,
+    random_duration,
+)
 from flake8_hermetic.violation import Violation
 
 
@@ -126,6 +132,8 @@ class SleepRule(Rule):
             return
         if clock_steps(self.ctx).lets_clock_advance(node):
             return
+        if random_duration(self.ctx, duration):
+            return  # jitter to shake out a race, not a wait for a state
         helper = self._helper_frame()
         if helper and self._asserts_after(node):
             helper = None  # a job that sleeps, then asserts: a guessed wait for another job's state
@@ -187,6 +195,12 @@ class SleepRule(Rule):
         return [self._binding(len(scopes) - 3, outer.name)], inner.name
 
     def _asserts_after(self, node: ast.Call) -> bool:
+        """The def the sleep runs in checks something after it (a lambda cannot)."""
+        for ancestor in reversed(self.ctx.parents):
+            if isinstance(ancestor, ast.Lambda):
+                return False
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                break
         function = self.ctx.function
         return function is not None and asserts_after(function, (node.lineno, node.col_offset))
 

@@ -70,3 +70,21 @@ def asserts_after(function: ast.AST, position: tuple[int, int]) -> bool:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.startswith("assert"):
             return True
     return False
+
+
+#: calls that draw a random number
+RANDOM_CALLS = frozenset({"random.random", "random.uniform", "random.randint", "random.randrange", "random.choice",
+                          "random.expovariate", "random.gauss", "random.triangular"})
+
+
+def random_duration(ctx: Context, duration: ast.expr) -> bool:
+    """A duration drawn at random (``sleep(random() * 0.001)``,
+    ``sleep(random.uniform(0, 0.1))``): jitter that shakes out a race, not
+    a wait for a state."""
+    for node in ast.walk(duration):
+        if isinstance(node, ast.Call):
+            name = ctx.call_name(node) or ""
+            # random.random(), or a generator's own: rng.random(), self.rng.uniform(0, 1)
+            if name in RANDOM_CALLS or name.endswith((".random", ".uniform")):
+                return True
+    return False
