@@ -15,6 +15,24 @@ from flake8_hermetic.violation import Violation
 ASYNC_SLEEPS = {"asyncio.sleep": ("delay",), "anyio.sleep": ("delay",), "trio.sleep": ("seconds",)}
 
 
+#: names that say a class is a test double
+DOUBLE_PREFIXES = ("Fake", "Mock", "Stub", "Dummy")
+
+
+def _runs_on_a_virtual_clock(function: ast.AST, _ctx: object) -> bool:
+    arguments = function.args  # type: ignore[attr-defined]
+    names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+    if any("clock" in name.lower() for name in names):
+        return True
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "MockClock":
+                return True
+    return False
+
+
 class AsyncSleepRule(Rule):
     """
     Flags a straight-line `await asyncio.sleep()` (or `anyio.sleep`, `trio.sleep`) in a test file.
@@ -95,11 +113,24 @@ class AsyncSleepRule(Rule):
         duration = duration_argument(call, ASYNC_SLEEPS[name])
         if duration is None or is_literal_zero(duration) or polls(self.ctx):
             return
-        if self._simulates_work(call) or self._deadlines.bounded() or self._deadlines.interrupted_on_purpose():
+        if self._simulates_work(call) or self._virtual_time() or self._deadlines.bounded() or self._deadlines.interrupted_on_purpose():
             return
         if clock_steps(self.ctx).lets_clock_advance(call):
             return
         yield self.report(node, name=name)
+
+    def _virtual_time(self) -> bool:
+        """The sleep runs on a virtual clock, or in a test double: the
+        outermost function takes a clock (a parameter named like one:
+        ``autojump_clock``, ``mock_clock``) or builds a ``MockClock(...)``,
+        whose framework sleeps advance virtual time at once; or the sleep is
+        in a method of a class named as a double (``FakeSocket.connect``),
+        the double's simulated latency."""
+        scopes = self.ctx.scopes
+        if any(scope.kind == "class" and scope.name.startswith(DOUBLE_PREFIXES) for scope in scopes):
+            return True
+        outer = next((scope.node for scope in scopes if scope.kind == "function"), None)
+        return outer is not None and self.ctx.per_function(outer, _runs_on_a_virtual_clock, names=False)
 
     def _simulates_work(self, call: ast.Call) -> bool:
         """A coroutine defined inside another function: a stand-in task the
