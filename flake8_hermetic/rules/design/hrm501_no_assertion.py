@@ -274,13 +274,41 @@ class NoAssertionRule(Rule):
     - the CPython socket tests' client half: `testFoo()` runs the server,
       `_testFoo()` of the same class runs in a thread and holds the
       assertions.
+    - a check that arrives later: a function of the file handed over as a
+      value (`d.addCallback(self._check)`, `fut.add_done_callback(on_done)`,
+      `Thread(target=self._worker)`) counts as called, and asserts when its
+      body does; a method named as a check handed over
+      (`d.addCallback(self.check_result)`) counts on its own;
+    - a method of the test case that fails it by its name: `self.fail*()`,
+      `*Fail*` (`self.assertFailure`), `*ResultOf` (Twisted's
+      `successResultOf`/`failureResultOf`: the result, or a failed test);
+    - a harness of an imported base class: a test that hands a callable to
+      a method of `self` the file does not define, in a class whose base
+      (or a base of its base in the file) is imported from another module
+      other than unittest (`self.execute(self.proc.name)` of a leak
+      checker): the base class runs it and judges the outcome;
+    - a callee told to check on the test's behalf: a keyword or attribute
+      named `assert_*`/`*_verify_*`/`check_*` set to something other than
+      `False`/`None` (`assert_fingerprint="AB:..."`,
+      `pool.assert_hostname = "localhost"`);
+    - code that carries its check: a `-c` code string with an `assert`
+      handed to a runner of children (`self.run_python("-c", "assert x")`,
+      not `subprocess.run` without `check=True`, which loses the exit
+      status), or a string of code (an f-string, or a name bound to one
+      in the same function) with an `assert` line or `pytest.raises` handed
+      to a `run*` runner (`server.run_webworker(code)`);
+    - `pytest.RaisesGroup`/`pytest.RaisesExc`, and pytest re-exported by the
+      test package (`from . import pytest`: `pytest.raises`, `pytest.fail`,
+      `raise pytest.skip(...)` are read as pytest's).
 
     Not reported: a test that always skips (an unconditional
     `pytest.skip()`, `pytest.xfail()`, `self.skipTest()`, `raise
     unittest.SkipTest`, or an unconditional skip decorator), one that only
     raises `NotImplementedError` (an abstract test), an empty body (`pass`
     or a docstring: a base-class test switched off in a subclass),
-    `@unittest.expectedFailure` tests, and hypothesis `@given` tests. A
+    `@unittest.expectedFailure` tests, hypothesis `@given` tests, and a
+    benchmark test (one that requests pytest-benchmark's `benchmark`
+    fixture and calls it: it measures speed, its report is the outcome). A
     module-level `test*` function is judged only in a module a runner
     collects functions from (`test*.py`, `*_test.py`): in `lock_tests.py`
     or `audit-tests.py` it is a helper or a script run by another test, and
@@ -303,7 +331,10 @@ class NoAssertionRule(Rule):
     happens"). A regression test named after the report it closes
     (`test_bpo31113`, `test_gh_12345`, `test_issue_4567`, `test_regression`)
     or that cites it (`# Issue #24581`, `bpo-45773`, `gh-99999`) claims the
-    same: the bug it reproduces made the code fail. Words that only
+    same: the bug it reproduces made the code fail. So do "without
+    raising an exception", "exits cleanly" (also `cleanly` in the name),
+    "would block forever", "failed assertion" (a quoted traceback), "must
+    not kill", and an issue or pull-request URL (`.../issues/1115`). Words that only
     describe a value ("returns 3", "should return the rows") do not count:
     such a test stays reported.
 

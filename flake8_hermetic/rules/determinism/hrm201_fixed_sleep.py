@@ -32,7 +32,14 @@ class SleepRule(Rule):
     makes every run slower while lowering, never removing, the odds.
 
     Not flagged, because the length is not a guess there:
-    - a sleep in a loop body: a poll (look, sleep, look again);
+    - a sleep in a loop that polls (look, sleep, look again): a `while`
+      loop, an `async for`, a comprehension, or a `for` loop whose body
+      decides something (an `if`, `break`, `return`, `try`). A `for _ in
+      range(n): step(); sleep(x)` decides nothing between its sleeps, and
+      an `assert` each round fails at once rather than waits: each sleep
+      there is a guess like any other, and is flagged;
+    - a sleep of a random length (`sleep(random() * 0.001)`,
+      `rng.uniform(0, 0.1)`): jitter that shakes out a race;
     - `sleep(0)`, which only yields the processor;
     - a sleep inside a deadline of the test's own (`async with
       asyncio.timeout(...)`, `anyio.fail_after(...)`): the slow work the
@@ -54,7 +61,17 @@ class SleepRule(Rule):
       `Process(target=self._child)`, `signal.signal(SIGUSR1, handler)`) and
       never called directly by the code that defines it, the methods of a
       class handed over the same way (`TCPServer(address, SlowHandler)`),
-      and the `run` of a `Thread` or `Process` subclass.
+      and the `run` of a `Thread` or `Process` subclass. **Unless the job
+      asserts after its sleep**: a job that sleeps, then asserts (another
+      job's state, shared data) is the guessed wait itself, seen from the
+      other side, and is flagged; a job that sleeps to simulate latency and
+      asserts nothing stays quiet.
+
+    A file time is set by `touch()` only on a path (`(tmp_path / "a").touch()`,
+    `log_file.touch()`, `Path(...).touch()`, a bare `touch(path)` helper);
+    `store.touch(key)` is no file and lets no clock advance. A framework's
+    clock (`trio.current_time()`) and the event loop's `loop.time()` are
+    clock readings.
 
     The call is read through the file's imports: `from time import sleep as
     snooze; snooze(1)` is flagged.

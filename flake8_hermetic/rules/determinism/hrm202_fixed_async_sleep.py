@@ -45,7 +45,8 @@ class AsyncSleepRule(Rule):
     guess is wrong: the assertion after it runs too early.
 
     Not flagged:
-    - a sleep in a loop body (a poll) and `sleep(0)` (one turn of the loop);
+    - a sleep in a loop that polls (see HRM201: a `for` loop that decides
+      nothing between its sleeps is not one) and `sleep(0)` (one turn of the loop);
     - a sleep inside a deadline of the test's own (`asyncio.timeout`,
       `wait_for`, `fail_after`, or a nested coroutine the test runs under
       one), or where the test expects it to be cut short (a `try` catching
@@ -55,7 +56,14 @@ class AsyncSleepRule(Rule):
     - a sleep in a coroutine defined inside another function: a stand-in
       task the test schedules, whose sleep is the length of its simulated
       work. The event loop fires timers in deadline order, so the order
-      such tasks produce among themselves does not depend on the host;
+      such tasks produce among themselves does not depend on the host.
+      A nested coroutine that asserts after its sleep is waiting for
+      another task's state, and is flagged;
+    - a sleep on a virtual clock, which advances virtual time at once: the
+      test takes a clock (a parameter named like one, `autojump_clock`,
+      `mock_clock`) or builds a `MockClock(...)`; and a sleep in a method of
+      a test double (a class named `Fake*`, `Mock*`, `Stub*`, `Dummy*`): its
+      simulated latency;
     - a sleep that lets the clock move on (a clock or file timestamp is
       read after it in the same function, and no task, thread, process or
       server was started before it), as for HRM201.
