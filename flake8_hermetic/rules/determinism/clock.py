@@ -44,6 +44,8 @@ def is_loop_time(call: ast.Call) -> bool:
         return name in LOOP_GETTERS
     key = dotted_name(receiver)
     return key is not None and "loop" in key.rpartition(".")[2].lower()
+
+
 #: the modules :data:`CLOCKS` come from
 CLOCK_MODULES = ("time", "timeit")
 
