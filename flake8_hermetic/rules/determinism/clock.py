@@ -137,7 +137,9 @@ def clock_flow(function: FunctionNode | None, ctx: Context) -> ClockFlow:
     a function whose source names no clock is not walked (see :func:`may_read_clock`)."""
     clockless = function is not None and not may_read_clock(ctx, function)
     helpers = frozenset() if clockless else ctx.per_function(ctx.tree, clock_helpers, names=False)
-    return ClockFlow(function, ctx.resolve, clockless, helpers)
+    if helpers:
+        return ClockFlow(function, ctx.resolve, clockless, helpers=helpers)
+    return ClockFlow(function, ctx.resolve, clockless)
 
 
 def current_flow(ctx: Context) -> ClockFlow:
