@@ -30,8 +30,8 @@ from flake8_hermetic.violation import Violation
 ASSERTING_CALLS = frozenset(
     {"pytest.raises", "pytest.warns", "pytest.deprecated_call", "pytest.fail", "pytest.RaisesGroup", "pytest.RaisesExc"}
 )
-#: a keyword that tells the callee to check on the test's behalf (``assert_fingerprint=``, ``verify_hostname=``)
-CHECKING_KEYWORD = re.compile(r"(?:^|_)(?:assert|verify|check)(?:_|$)")
+#: a keyword that tells the callee to check on the test's behalf (``assert_fingerprint=``, ``proxy_assert_hostname=``)
+CHECKING_KEYWORD = re.compile(r"(?:^|_)assert(?:_|$)")
 ASSERTING_WORDS = re.compile(r"assert|check|verify|expect", re.IGNORECASE)
 
 
@@ -112,19 +112,21 @@ def _raising_keyword(call: ast.Call) -> bool:
     return False
 
 
-ASSERT_LINE = re.compile(r"^\s*(?:assert\b|with pytest\.raises\(|pytest\.fail\()", re.MULTILINE)
+ASSERT_LINE = re.compile(r"^\s*(?:with pytest\.raises\(|pytest\.fail\()", re.MULTILINE)
 
 
 def _asserts_in_text(node: ast.expr) -> bool:
-    """A string (an f-string, also through ``dedent(...)``) with a line of
-    code that starts with ``assert``: the check travels in the code."""
+    """A string (an f-string, also through ``dedent(...)``) of code that
+    asserts (``assert``, ``self.assertEqual``) or expects a raise
+    (``pytest.raises``): the check travels in the code."""
     if isinstance(node, ast.Call) and last_name(node) == "dedent" and node.args:
         node = node.args[0]
     if isinstance(node, ast.JoinedStr):
         text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
     else:
         text = _code_text(node)
-    return ("assert" in text or "pytest" in text) and ASSERT_LINE.search(text) is not None
+    # any assertion spelled in the code (``assert``, ``self.assertEqual``), or pytest's raises/fail
+    return "assert" in text or ("pytest" in text and ASSERT_LINE.search(text) is not None)
 
 
 def _names_assertion(node: ast.AST) -> bool:
@@ -160,6 +162,19 @@ def _handed_functions(call: ast.Call) -> Iterator[str]:
         elif kind is ast.Attribute and type(argument.value) is ast.Name:  # type: ignore[attr-defined]
             if argument.value.id in SELF_NAMES:  # type: ignore[attr-defined]
                 yield argument.attr  # type: ignore[attr-defined]
+
+
+def _local_names(function: FunctionNode, _ctx: Context) -> set[str]:
+    """The names ``function`` binds itself: parameters, assignments, nested defs."""
+    arguments = function.args
+    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    names.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+            names.add(node.name)
+    return names
 
 
 def _names_handed_check(call: ast.Call) -> bool:
@@ -288,7 +303,7 @@ class NoAssertionRule(Rule):
       other than unittest (`self.execute(self.proc.name)` of a leak
       checker): the base class runs it and judges the outcome;
     - a callee told to check on the test's behalf: a keyword or attribute
-      named `assert_*`/`*_verify_*`/`check_*` set to something other than
+      named `assert_*`/`*_assert_*` set to something other than
       `False`/`None` (`assert_fingerprint="AB:..."`,
       `pool.assert_hostname = "localhost"`);
     - code that carries its check: a `-c` code string with an `assert`
@@ -576,9 +591,14 @@ class NoAssertionRule(Rule):
         ):
             self._mark_asserting()
             return iter(())
-        for handed in _handed_functions(node):
-            if not self.ctx.resolver.is_bound(handed):
-                self._record_callee(handed)
+        handed_names = list(_handed_functions(node))
+        if handed_names:
+            function = self.ctx.function
+            local = self.ctx.per_function(function, _local_names, names=False) if function is not None else set()
+            for handed in handed_names:
+                # a local (a parameter, a nested def: its asserts already count) is not a helper of the file
+                if handed not in local and not self.ctx.resolver.is_bound(handed):
+                    self._record_callee(handed)
         if isinstance(func, ast.Attribute):
             self._judge_method_call(func.value, last)
             if _hands_a_callable(node) and isinstance(func.value, ast.Name) and func.value.id == "self":

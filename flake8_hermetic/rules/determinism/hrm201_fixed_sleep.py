@@ -34,7 +34,8 @@ class SleepRule(Rule):
     Not flagged, because the length is not a guess there:
     - a sleep in a loop that polls (look, sleep, look again): a `while`
       loop, an `async for`, a comprehension, or a `for` loop whose body
-      decides something (an `if`, `break`, `return`, `try`). A `for _ in
+      decides something (an `if`, `break`, `return`, `try`, or a `yield`
+      that hands the round to a caller who decides). A `for _ in
       range(n): step(); sleep(x)` decides nothing between its sleeps, and
       an `assert` each round fails at once rather than waits: each sleep
       there is a guess like any other, and is flagged;

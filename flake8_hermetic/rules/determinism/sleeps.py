@@ -26,7 +26,8 @@ def polls(ctx: Context, node: ast.AST | None = None) -> bool:
     """Whether the sleep runs in a loop that checks a condition between its
     sleeps: a poll. A ``while`` loop tests one each time round, an ``async
     for`` awaits its iterator each round; a ``for`` loop polls when its body
-    decides something (an ``if``, ``break``, ``return`` or ``try``: an
+    decides something (an ``if``, ``break``, ``return``, ``try``, or a
+    ``yield`` that lets the caller decide: an
     ``assert`` each round fails at once, it does not wait), and a
     comprehension counts as one.
     ``for _ in range(n): step(); sleep(x)`` checks nothing: each sleep is a
@@ -45,7 +46,8 @@ def polls(ctx: Context, node: ast.AST | None = None) -> bool:
 
 
 #: statements by which a loop body checks a condition
-CHECKS = (ast.If, ast.Break, ast.Return, ast.Try, ast.While, ast.IfExp)
+#: (a ``yield`` hands each round to the caller, who decides: ``for _ in retry(): yield; sleep(d)``)
+CHECKS = (ast.If, ast.Break, ast.Return, ast.Try, ast.While, ast.IfExp, ast.Yield, ast.YieldFrom)
 
 
 def own_nodes_of(stmt: ast.stmt) -> Iterator[ast.AST]:
