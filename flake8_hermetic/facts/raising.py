@@ -25,8 +25,9 @@ RAISES_MANAGERS = frozenset({"pytest.raises", "raises"})
 
 def expects_raise(ctx: Context, manager: ast.expr) -> bool:
     """Whether ``manager`` (a ``with`` item) is ``pytest.raises(...)`` or an
-    ``assertRaises*(...)`` manager."""
+    ``assertRaises*(...)`` manager. A test package that re-exports pytest
+    (``from . import pytest``) spells it relatively: the leading dots go."""
     if not isinstance(manager, ast.Call):
         return False
-    name = ctx.call_name(manager) or last_name(manager)
+    name = (ctx.call_name(manager) or last_name(manager)).lstrip(".")
     return name in RAISES_MANAGERS or name.rpartition(".")[2].startswith("assertRaises")

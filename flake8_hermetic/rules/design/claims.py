@@ -10,7 +10,7 @@ from functools import lru_cache
 
 
 NO_RAISE_HELPER = re.compile(r"not_?raises?$", re.IGNORECASE)
-NO_RAISE_WORDS = frozenset({"crash", "crashes", "segfault", "segfaults", "hang", "hangs", "smoke"})
+NO_RAISE_WORDS = frozenset({"crash", "crashes", "segfault", "segfaults", "hang", "hangs", "smoke", "cleanly"})
 # words of a test's name that state "this call goes through" (``test_overload_succeeds``, ``test_is_picklable``)
 SUCCESS_WORDS = frozenset(
     {"succeeds", "success", "works", "ok", "accepts", "accepted", "can", "picklable", "pickleable", "hashable", "importable"}
@@ -20,13 +20,14 @@ NO_RAISE_PAIRS = frozenset(
 )
 # What a docstring or comment says when the test's claim is "this (no longer) crashes or raises".
 # Only words that make sense for that claim: "should return 3" in a test that looks at nothing stays flagged.
-_BAD_OUTCOME = r"(?:raise|fail|crash|error|exception|throw|blow|break|die|abort|segfault|hang|deadlock|overflow|choke|leak)"
+_BAD_OUTCOME = r"(?:raise|fail|crash|error|exception|throw|blow|break|die|abort|segfault|hang|deadlock|overflow|choke|leak|kill)"
 NO_RAISE_TEXT = re.compile(
     "|".join(
         (
             # the bug was a crash
             r"\bcrash", r"\bseg(?:mentation)?[ -]?faults?\b", r"\bdumps? core\b", r"\bcore dump",
-            r"\bhang(?:s|ing)?\b", r"\bdeadlock", r"\bblow(?:s|n)? up\b",
+            r"\bhang(?:s|ing)?\b", r"\bdeadlock", r"\bblow(?:s|n)? up\b", r"\bblocks? forever\b",
+            r"\bfailed assertion\b",
             r"\b(?:stack|buffer|memory|heap) (?:overflow|overrun|overread)", r"\buse[- ]after[- ]free\b",
             r"\binfinite (?:loop|recursion)", r"\bassert(?:ion)?[- ](?:fail|error)", r"\bsmoke[- ]test",
             # the bug was an exception: "used to raise", "this raised on 3.10", "resulted in SystemError"
@@ -40,11 +41,11 @@ NO_RAISE_TEXT = re.compile(
             r"\bcause[sd]?\b[^.]{0,40}\bto raise\b",
             # the claim spelled out: "shouldn't raise", "without error", "should work", "is allowed"
             rf"\b(?:not|never|no longer) (?:\w+ )?{_BAD_OUTCOME}", r"\bno (?:error|exception|crash|failure)s?\b",
-            r"\bwithout (?:an? |any )?(?:error|exception|crash|failure|problem)s?\b",
-            r"\bnot an error\b", r"\bruns? cleanly\b", r"\bfall apart\b",
+            r"\bwithout (?:raising |throwing )?(?:an? |any )?(?:error|exception|crash|failure|problem)s?\b",
+            r"\bnot an error\b", r"\b(?:runs?|exits?|shuts? down|stops?|closes?) cleanly\b", r"\bfall apart\b",
             r"\b(?:should|must|can|will|needs? to) (?:still |also |now |simply |always )?"
             r"(?:work|succeed|compile ok|handle|hide|cope|be able|accept|be supported)",
-            r"\b(?:should|must|is|are|it's) (?:also |still )?(?:be )?(?:ok|okay|fine|allowed|accepted|possible|supported)\b",
+            r"\b(?:should|must|is|are|it's) (?:also |still |probably )?(?:be )?(?:ok|okay|fine|allowed|accepted|possible|supported)\b",
             r"\b(?:should|must) pass\b", r"\bcan (?:still |also )?be \w+(?:ed|en)\b",
             r"\bworks\b", r"\bwork\s*(?:[.!]|$)", r"\bsucceed(?:s|ed)?\b", r"\bnothing happens\b",
             r"\bsilent(?:ly)?\b",
@@ -53,7 +54,7 @@ NO_RAISE_TEXT = re.compile(
 )
 # a regression test named after the report it closes: its claim is "this no longer fails"
 REGRESSION_NAME = re.compile(r"(?:bpo|gh|issue|bug)_?\d{3,}|(?:^|_)regression(?:_|$)", re.IGNORECASE)
-REGRESSION_TEXT = re.compile(r"\b(?:bpo|gh|issue|bug)\s?[-#:]?\s?#?\d{3,}|\bregression\b|(?:^|\s)#\d{4,}\b", re.IGNORECASE)
+REGRESSION_TEXT = re.compile(r"\b(?:bpo|gh|issue|bug)\s?[-#:]?\s?#?\d{3,}|/(?:issues|pull)/\d+|\bregression\b|(?:^|\s)#\d{4,}\b", re.IGNORECASE)
 # doesn't, shouldn't, won't, and the same without the apostrophe
 _NOT = re.compile(r"n['\u2019]t\b|\b(do|does|did|should|would|could|must|is|are|was|were)nt\b")
 

@@ -27,7 +27,11 @@ from flake8_hermetic.rules.design.skips import SKIP_EXCEPTIONS, skips
 from flake8_hermetic.violation import Violation
 
 
-ASSERTING_CALLS = frozenset({"pytest.raises", "pytest.warns", "pytest.deprecated_call", "pytest.fail"})
+ASSERTING_CALLS = frozenset(
+    {"pytest.raises", "pytest.warns", "pytest.deprecated_call", "pytest.fail", "pytest.RaisesGroup", "pytest.RaisesExc"}
+)
+#: a keyword that tells the callee to check on the test's behalf (``assert_fingerprint=``, ``proxy_assert_hostname=``)
+CHECKING_KEYWORD = re.compile(r"(?:^|_)assert(?:_|$)")
 ASSERTING_WORDS = re.compile(r"assert|check|verify|expect", re.IGNORECASE)
 
 
@@ -66,6 +70,10 @@ class AssertionFacts:
     test_helpers: set[str] | None = None
     #: for a method, its class: a class asserts when one of its methods does
     owner: AssertionFacts | None = None
+    #: for a class: a base imported from another module (a harness the file cannot read)
+    foreign_base: bool = False
+    #: methods of self it hands a callable to (``self.execute(self.proc.name)``)
+    harness: set[str] | None = None
 
     def add_callee(self, name: str) -> None:
         if self.callees is None:
@@ -86,13 +94,39 @@ def _code_text(node: ast.expr) -> str:
 
 
 def _raising_keyword(call: ast.Call) -> bool:
-    """``check=True`` (``subprocess.run``) or ``exitcode=`` (``support.wait_process``): the call fails the test."""
+    """``check=True`` (``subprocess.run``) or ``exitcode=`` (``support.wait_process``): the call fails the test;
+    so does a keyword that tells the callee to check something (``assert_fingerprint="AB:CD..."``,
+    ``proxy_assert_hostname=host``), unless it switches the check off (``False``, ``None``)."""
     for keyword in call.keywords:
-        if keyword.arg == "exitcode":
+        arg = keyword.arg
+        if arg is None:
+            continue
+        if arg == "exitcode":
             return True
-        if keyword.arg == "check" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+        value = keyword.value
+        if arg == "check":
+            if isinstance(value, ast.Constant) and value.value is True:
+                return True
+        elif CHECKING_KEYWORD.search(arg) and not (isinstance(value, ast.Constant) and value.value in (False, None)):
             return True
     return False
+
+
+ASSERT_LINE = re.compile(r"^\s*(?:with pytest\.raises\(|pytest\.fail\()", re.MULTILINE)
+
+
+def _asserts_in_text(node: ast.expr) -> bool:
+    """A string (an f-string, also through ``dedent(...)``) of code that
+    asserts (``assert``, ``self.assertEqual``) or expects a raise
+    (``pytest.raises``): the check travels in the code."""
+    if isinstance(node, ast.Call) and last_name(node) == "dedent" and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.JoinedStr):
+        text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    else:
+        text = _code_text(node)
+    # any assertion spelled in the code (``assert``, ``self.assertEqual``), or pytest's raises/fail
+    return "assert" in text or ("pytest" in text and ASSERT_LINE.search(text) is not None)
 
 
 def _names_assertion(node: ast.AST) -> bool:
@@ -114,6 +148,96 @@ def _hands_over_an_assertion(call: ast.Call) -> bool:
         if _names_assertion(keyword.value):
             return True
     return False
+
+
+def _handed_functions(call: ast.Call) -> Iterator[str]:
+    """The names of functions handed over as values: ``d.addCallback(self.check)``,
+    ``fut.add_done_callback(on_done)``, ``Thread(target=self._worker)`` -> "check",
+    "on_done", "_worker". Called later by whoever they are handed to, they
+    count as called by the test."""
+    for argument in (*call.args, *(k.value for k in call.keywords)):
+        kind = type(argument)
+        if kind is ast.Name:
+            yield argument.id  # type: ignore[attr-defined]
+        elif kind is ast.Attribute and type(argument.value) is ast.Name:  # type: ignore[attr-defined]
+            if argument.value.id in SELF_NAMES:  # type: ignore[attr-defined]
+                yield argument.attr  # type: ignore[attr-defined]
+
+
+def _local_names(function: FunctionNode, _ctx: Context) -> set[str]:
+    """The names ``function`` binds itself: parameters, assignments, nested defs."""
+    arguments = function.args
+    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    names.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+            names.add(node.name)
+    return names
+
+
+def _names_handed_check(call: ast.Call) -> bool:
+    """``d.addCallback(self.check_result)``: a method named as a check handed
+    over as a callback (inherited from a base class the file cannot read)."""
+    for argument in (*call.args, *(k.value for k in call.keywords)):
+        if type(argument) is ast.Attribute and type(argument.value) is ast.Name:  # type: ignore[attr-defined]
+            if argument.value.id in SELF_NAMES and _names_a_check(argument.attr):  # type: ignore[attr-defined]
+                return True
+    return False
+
+
+def _asserting_code(node: ast.expr) -> bool:
+    """A string of Python code with an ``assert`` in it (also through
+    ``dedent("...")``), as handed to a child interpreter
+    (``[sys.executable, "-c", CODE]``) or a runner."""
+    text = _code_text(node)
+    if "assert" not in text:
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(inner, ast.Assert) for inner in ast.walk(tree))
+
+
+#: spawners that ignore a child's exit status unless told to check it (``check=True`` counts on its own)
+UNCHECKED_SPAWNERS = frozenset({"subprocess.run", "subprocess.call", "subprocess.Popen", "os.system"})
+
+
+def _hands_asserting_code(call: ast.Call, name: str | None) -> bool:
+    """A ``-c`` code string that asserts handed to a runner of children, in
+    its arguments or an argv list: ``self.run_python("-c", "assert ...")``,
+    ``run_in_child([sys.executable, "-c", CODE])``: the test ships its check
+    to the child, and the runner fails on a bad exit. A spawner that ignores
+    the exit status (``subprocess.run`` without ``check=True``) loses it."""
+    if name in UNCHECKED_SPAWNERS:
+        return False
+    sequences = [call.args, *(a.elts for a in call.args if isinstance(a, (ast.List, ast.Tuple)))]
+    for elements in sequences:
+        for index, element in enumerate(elements[:-1]):
+            if isinstance(element, ast.Constant) and element.value == "-c" and _asserting_code(elements[index + 1]):
+                return True
+    return False
+
+
+def _switches_a_check_on(target: ast.expr, value: ast.expr) -> bool:
+    """``pool.assert_hostname = "localhost"``: an attribute named as a check
+    set to something other than ``False``/``None``."""
+    if not isinstance(target, ast.Attribute) or CHECKING_KEYWORD.search(target.attr) is None:
+        return False
+    return not (isinstance(value, ast.Constant) and value.value in (False, None))
+
+
+def _hands_a_callable(call: ast.Call) -> bool:
+    """The first argument is something to run: a lambda, a function or a
+    bound method (``self.proc.name``, ``psutil.cpu_times``), not a literal."""
+    if not call.args:
+        return False
+    first = type(call.args[0])
+    return first is ast.Lambda or first is ast.Attribute or first is ast.Name or any(
+        type(argument) is ast.Lambda for argument in call.args
+    )
 
 
 def _is_docstring_or_pass(stmt: ast.stmt) -> bool:
@@ -165,13 +289,41 @@ class NoAssertionRule(Rule):
     - the CPython socket tests' client half: `testFoo()` runs the server,
       `_testFoo()` of the same class runs in a thread and holds the
       assertions.
+    - a check that arrives later: a function of the file handed over as a
+      value (`d.addCallback(self._check)`, `fut.add_done_callback(on_done)`,
+      `Thread(target=self._worker)`) counts as called, and asserts when its
+      body does; a method named as a check handed over
+      (`d.addCallback(self.check_result)`) counts on its own;
+    - a method of the test case that fails it by its name: `self.fail*()`,
+      `*Fail*` (`self.assertFailure`), `*ResultOf` (Twisted's
+      `successResultOf`/`failureResultOf`: the result, or a failed test);
+    - a harness of an imported base class: a test that hands a callable to
+      a method of `self` the file does not define, in a class whose base
+      (or a base of its base in the file) is imported from another module
+      other than unittest (`self.execute(self.proc.name)` of a leak
+      checker): the base class runs it and judges the outcome;
+    - a callee told to check on the test's behalf: a keyword or attribute
+      named `assert_*`/`*_assert_*` set to something other than
+      `False`/`None` (`assert_fingerprint="AB:..."`,
+      `pool.assert_hostname = "localhost"`);
+    - code that carries its check: a `-c` code string with an `assert`
+      handed to a runner of children (`self.run_python("-c", "assert x")`,
+      not `subprocess.run` without `check=True`, which loses the exit
+      status), or a string of code (an f-string, or a name bound to one
+      in the same function) with an `assert` line or `pytest.raises` handed
+      to a `run*` runner (`server.run_webworker(code)`);
+    - `pytest.RaisesGroup`/`pytest.RaisesExc`, and pytest re-exported by the
+      test package (`from . import pytest`: `pytest.raises`, `pytest.fail`,
+      `raise pytest.skip(...)` are read as pytest's).
 
     Not reported: a test that always skips (an unconditional
     `pytest.skip()`, `pytest.xfail()`, `self.skipTest()`, `raise
     unittest.SkipTest`, or an unconditional skip decorator), one that only
     raises `NotImplementedError` (an abstract test), an empty body (`pass`
     or a docstring: a base-class test switched off in a subclass),
-    `@unittest.expectedFailure` tests, and hypothesis `@given` tests. A
+    `@unittest.expectedFailure` tests, hypothesis `@given` tests, and a
+    benchmark test (one that requests pytest-benchmark's `benchmark`
+    fixture and calls it: it measures speed, its report is the outcome). A
     module-level `test*` function is judged only in a module a runner
     collects functions from (`test*.py`, `*_test.py`): in `lock_tests.py`
     or `audit-tests.py` it is a helper or a script run by another test, and
@@ -194,7 +346,10 @@ class NoAssertionRule(Rule):
     happens"). A regression test named after the report it closes
     (`test_bpo31113`, `test_gh_12345`, `test_issue_4567`, `test_regression`)
     or that cites it (`# Issue #24581`, `bpo-45773`, `gh-99999`) claims the
-    same: the bug it reproduces made the code fail. Words that only
+    same: the bug it reproduces made the code fail. So do "without
+    raising an exception", "exits cleanly" (also `cleanly` in the name),
+    "would block forever", "failed assertion" (a quoted traceback), "must
+    not kill", and an issue or pull-request URL (`.../issues/1115`). Words that only
     describe a value ("returns 3", "should return the rows") do not count:
     such a test stays reported.
 
@@ -246,6 +401,10 @@ class NoAssertionRule(Rule):
         self.facts: dict[int, AssertionFacts] = {}
         self.defined: set[str] = set()  # names of the functions and classes of this file
         self.tests: list[tuple[AssertionFacts, FunctionNode, str]] = []
+        #: the file's classes by name: whether each has an imported base, itself or through a base
+        self._foreign_classes: dict[str, bool] = {}
+        #: names bound to a string of code with an ``assert`` line (for a runner)
+        self._asserting_code_names: set[tuple[int, str]] = set()
         #: innermost scope (id) -> the facts of the functions around it, outermost first
         self._chains: dict[int, tuple[AssertionFacts, ...]] = {}
         basename = os.path.basename(ctx.path)
@@ -283,10 +442,25 @@ class NoAssertionRule(Rule):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
-        facts = AssertionFacts(node.name)
+        facts = AssertionFacts(node.name, foreign_base=any(self._imported_base(base) for base in node.bases))
+        if not facts.foreign_base:
+            # a base of this file with an imported base of its own (seen before: bases come first)
+            facts.foreign_base = any(
+                isinstance(base, ast.Name) and self._foreign_classes.get(base.id, False) for base in node.bases
+            )
+        self._foreign_classes[node.name] = facts.foreign_base
         self.facts[id(node)] = facts
         self.defined.add(node.name)
         return iter(())
+
+    def _imported_base(self, base: ast.expr) -> bool:
+        """A base class imported from another module, other than unittest's own."""
+        resolved = self.ctx.resolve(base) or ""
+        root = base
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        imported = isinstance(root, ast.Name) and self.ctx.resolver.is_bound(root.id)
+        return imported and not resolved.lstrip(".").startswith(("unittest", "twisted.trial"))
 
     def _exempt(self, node: FunctionNode) -> bool:
         """A decorator skips the test, expects it to fail or makes it a
@@ -301,7 +475,7 @@ class NoAssertionRule(Rule):
         """The name says "does not raise", or the body is empty or always
         skips. Asked after the walk, and only of a test that asserts
         nothing: most tests never need it."""
-        if declares_no_raise(node.name):
+        if declares_no_raise(node.name) or _is_benchmark(node):
             return True
         if all(_is_docstring_or_pass(stmt) for stmt in node.body):
             return True
@@ -379,6 +553,13 @@ class NoAssertionRule(Rule):
         values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
         if any(_names_assertion(value) for value in values):
             self._mark_asserting()
+        # pool.assert_hostname = "localhost": the object is told to check on the test's behalf
+        elif any(_switches_a_check_on(target, node.value) for target in node.targets):
+            self._mark_asserting()
+        # code = f"""... assert x ...""": a string of code that asserts, for a runner later
+        elif isinstance(node.value, (ast.Constant, ast.JoinedStr, ast.Call)) and _asserts_in_text(node.value):
+            scope = id(self.ctx.scope.node)
+            self._asserting_code_names.update((scope, t.id) for t in node.targets if isinstance(t, ast.Name))
         return iter(())
 
     def _settled(self) -> bool:
@@ -405,11 +586,26 @@ class NoAssertionRule(Rule):
                 return iter(())
             for facts in self._enclosing_facts():
                 facts.add_test_helper(last)
-        if _hands_over_an_assertion(node):
+        if _hands_over_an_assertion(node) or _names_handed_check(node) or _hands_asserting_code(
+            node, self.ctx.call_name(node)
+        ):
             self._mark_asserting()
             return iter(())
+        handed_names = list(_handed_functions(node))
+        if handed_names:
+            function = self.ctx.function
+            local = self.ctx.per_function(function, _local_names, names=False) if function is not None else set()
+            for handed in handed_names:
+                # a local (a parameter, a nested def: its asserts already count) is not a helper of the file
+                if handed not in local and not self.ctx.resolver.is_bound(handed):
+                    self._record_callee(handed)
         if isinstance(func, ast.Attribute):
             self._judge_method_call(func.value, last)
+            if _hands_a_callable(node) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                for facts in self._enclosing_facts():
+                    if facts.harness is None:
+                        facts.harness = set()
+                    facts.harness.add(last)
         elif isinstance(func, ast.Name) and not self.ctx.resolver.is_bound(func.id):
             self._record_callee(func.id)
         return iter(())
@@ -421,17 +617,24 @@ class NoAssertionRule(Rule):
         named "no exception", warnings turned into errors, or a string of
         code with an ``assert`` run in this process."""
         name = self.ctx.call_name(node)
+        if name is not None and name.startswith("."):
+            name = name.lstrip(".")  # a test package that re-exports pytest: ``from . import pytest``
         if _names_a_check(last) or name in ASSERTING_CALLS or _raising_keyword(node):
             return True
         if name in WARNING_FILTERS and _turns_into_errors(node):
             return True  # any warning now fails the test
-        # the test's code is in the string: interp.run(dedent("assert ..."))
-        return last in CODE_RUNNERS and bool(node.args) and "assert" in _code_text(node.args[0])
+        # the test's code is in the string: interp.run(dedent("assert ...")), server.run_webworker(code)
+        if not node.args or not (last in CODE_RUNNERS or last.startswith("run_")):
+            return False
+        code = node.args[0]
+        if isinstance(code, ast.Name):
+            return (id(self.ctx.scope.node), code.id) in self._asserting_code_names
+        return _asserts_in_text(code)
 
     def _judge_method_call(self, receiver: ast.expr, last: str) -> None:
         """``self.fail*()``, ``super().test_x()`` (the inherited test holds
         the assertion), or a call of a method the file may define."""
-        if isinstance(receiver, ast.Name) and receiver.id in TESTCASE_NAMES and last.startswith("fail"):
+        if isinstance(receiver, ast.Name) and receiver.id in TESTCASE_NAMES and _fails_the_test(last):
             self._mark_asserting()
         elif _is_super_call(receiver) and last.startswith("test"):
             self._mark_asserting()
@@ -447,10 +650,20 @@ class NoAssertionRule(Rule):
         self._spread_assertions()
         methods = {(id(facts.owner), facts.name): facts for facts in self.facts.values() if facts.owner}
         for facts, node, where in self.tests:
-            if facts.asserts or _client_half_asserts(facts, methods):
+            if facts.asserts or _client_half_asserts(facts, methods) or self._inherited_harness(facts):
                 continue
             if not self._exempt_by_body(node) and not self._states_its_claim(node):
                 yield dataclasses.replace(self.report(node, name=node.name), where=where)
+
+    def _inherited_harness(self, facts: AssertionFacts) -> bool:
+        """The test hands a callable to a method of ``self`` that the file
+        does not define, in a class with an imported base: the base class's
+        harness runs it and judges the outcome (a leak checker's
+        ``self.execute(fn)``, a retrying ``self.run_check(fn)``)."""
+        owner = facts.owner
+        if owner is None or not owner.foreign_base or not facts.harness:
+            return False
+        return any(name not in self.defined for name in facts.harness)
 
     def _spread_assertions(self) -> None:
         """A function asserts when a helper of the file it calls asserts, a
@@ -484,6 +697,26 @@ class NoAssertionRule(Rule):
         return states_no_raise(" ".join(texts))
 
 
+#: pytest-benchmark's fixtures: a test that runs one measures, and its report is the outcome
+BENCHMARK_FIXTURES = frozenset({"benchmark", "aio_benchmark", "async_benchmark"})
+
+
+def _is_benchmark(node: FunctionNode) -> bool:
+    """The test requests a benchmark fixture and calls it (``benchmark(f, x)``,
+    ``benchmark.pedantic(...)``): it measures speed, it does not check values."""
+    names = {arg.arg for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+    fixtures = names & BENCHMARK_FIXTURES
+    if not fixtures:
+        return False
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call):
+            func = inner.func
+            base = func.value if isinstance(func, ast.Attribute) else func
+            if isinstance(base, ast.Name) and base.id in fixtures:
+                return True
+    return False
+
+
 def _client_half_asserts(facts: AssertionFacts, methods: dict[tuple[int, str], AssertionFacts]) -> bool:
     """Socket tests: ``testFoo()`` is the server half, ``_testFoo()`` of the
     same class the client half, run in a thread, that holds the assertions."""
@@ -502,6 +735,16 @@ def _names_a_check(last: str) -> bool:
         return True
     lowered = last.lower()
     return ("no" in lowered or "doesnt" in lowered) and says_no_raise(name_words(last))
+
+
+#: a test case's method that returns a result or fails the test (Twisted's successResultOf/failureResultOf)
+RESULT_OF = re.compile(r"ResultOf$|_result_of$")
+
+
+def _fails_the_test(method: str) -> bool:
+    """A method of the test case named to fail it: ``fail*``, ``*Fail*``,
+    ``successResultOf``/``failureResultOf`` (the result, or a failed test)."""
+    return method.startswith("fail") or "Fail" in method or "_fail" in method or RESULT_OF.search(method) is not None
 
 
 def _runs_another_modules_test(func: ast.expr) -> bool:

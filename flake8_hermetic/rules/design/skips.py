@@ -12,13 +12,16 @@ SKIP_EXCEPTIONS = frozenset({"unittest.SkipTest", "unittest.case.SkipTest", "Ski
 
 
 def skips(ctx: Context, stmt: ast.stmt) -> bool:
-    """``pytest.skip()``, ``pytest.xfail()``, ``self.skipTest()`` or ``raise unittest.SkipTest``."""
+    """``pytest.skip()``, ``pytest.xfail()``, ``self.skipTest()`` or ``raise unittest.SkipTest``
+    (also ``raise pytest.skip(...)``, and a pytest re-exported by the test
+    package: ``from . import pytest``)."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
-        if ctx.call_name(call) in SKIP_CALLS:
+        if (ctx.call_name(call) or "").lstrip(".") in SKIP_CALLS:
             return True
         return isinstance(call.func, ast.Attribute) and call.func.attr == "skipTest"
     if isinstance(stmt, ast.Raise) and stmt.exc is not None:
         exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
-        return (ctx.resolve(exc) or "") in SKIP_EXCEPTIONS
+        name = (ctx.resolve(exc) or "").lstrip(".")
+        return name in SKIP_EXCEPTIONS or name in SKIP_CALLS
     return False

@@ -26,6 +26,26 @@ NUMERIC_CALLS = frozenset(
     | {f"statistics.{name}" for name in ("mean", "fmean", "median")}
 )
 READING, ELAPSED = 1, 2
+#: calls that return the running event loop, whose ``time()`` is a monotonic clock
+LOOP_GETTERS = frozenset({"get_running_loop", "get_event_loop", "new_event_loop"})
+
+
+def is_loop_time(call: ast.Call) -> bool:
+    """``loop.time()``: the event loop's monotonic clock, on a receiver named
+    like a loop (``loop``, ``self.loop``, ``event_loop``) or a loop getter's
+    result (``asyncio.get_running_loop().time()``)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "time" or call.args or call.keywords:
+        return False
+    receiver = func.value
+    if isinstance(receiver, ast.Call):
+        getter = receiver.func
+        name = getter.attr if isinstance(getter, ast.Attribute) else getattr(getter, "id", "")
+        return name in LOOP_GETTERS
+    key = dotted_name(receiver)
+    return key is not None and "loop" in key.rpartition(".")[2].lower()
+
+
 #: the modules :data:`CLOCKS` come from
 CLOCK_MODULES = ("time", "timeit")
 
@@ -40,14 +60,20 @@ class ClockFlow:
     other calls' results.
     """
 
-    __slots__ = ("_clockless", "_levels", "_resolve")
+    __slots__ = ("_clockless", "_levels", "_resolve", "_helpers")
 
     def __init__(
-        self, function: FunctionNode | None, resolve: Callable[[ast.AST], str | None], clockless: bool = False,
+        self,
+        function: FunctionNode | None,
+        resolve: Callable[[ast.AST], str | None],
+        clockless: bool = False,
+        helpers: frozenset[str] = frozenset(),
     ) -> None:
         """``clockless``: the caller knows ``function`` reads no clock (its
-        source names none), so nothing in it is a reading or a duration."""
+        source names none), so nothing in it is a reading or a duration.
+        ``helpers``: the file's functions that return a clock reading."""
         self._resolve = resolve
+        self._helpers = helpers
         self._levels: dict[str, int] = {}
         self._clockless = clockless
         if clockless or function is None:
@@ -57,6 +83,12 @@ class ClockFlow:
                 key = dotted_name(node.target)
                 if key is not None and (self._levels.get(key) or self.level(node.value)):
                     self._levels[key] = ELAPSED
+                continue
+            if _appends(node):  # times.append(monotonic()): the list holds what it is given
+                key = dotted_name(node.func.value)  # type: ignore[attr-defined]
+                level = self.level(node.args[0])  # type: ignore[attr-defined]
+                if key is not None and level > self._levels.get(key, 0):
+                    self._levels[key] = level
                 continue
             for target, value in assigned_pairs(node):
                 key = dotted_name(target)
@@ -74,7 +106,9 @@ class ClockFlow:
         stack: list[tuple[ast.AST, bool]] = [(expr, False)]
         while stack:
             node, in_arithmetic = stack.pop()
-            if isinstance(node, ast.Call) and self._resolve(node.func) in CLOCKS:
+            if isinstance(node, ast.Call) and (
+                self._resolve(node.func) in CLOCKS or is_loop_time(node) or _calls_helper(node, self._helpers)
+            ):
                 leaf = READING
             elif isinstance(node, (ast.Name, ast.Attribute)) and (key := dotted_name(node)) in self._levels:
                 leaf = self._levels[key]  # type: ignore[index]
@@ -102,6 +136,9 @@ def clock_flow(function: FunctionNode | None, ctx: Context) -> ClockFlow:
     """The :class:`ClockFlow` of ``function``, for :meth:`Context.per_function`:
     a function whose source names no clock is not walked (see :func:`may_read_clock`)."""
     clockless = function is not None and not may_read_clock(ctx, function)
+    helpers = frozenset() if clockless else ctx.per_function(ctx.tree, clock_helpers, names=False)
+    if helpers:
+        return ClockFlow(function, ctx.resolve, clockless, helpers=helpers)
     return ClockFlow(function, ctx.resolve, clockless)
 
 
@@ -146,6 +183,42 @@ TIMESTAMP_ATTRIBUTES = frozenset(
     | {"mtime", "atime", "ctime", "getmtime", "getatime", "getctime", "touch"}
 )
 Position = tuple[int, int]
+#: words of a name that holds a file system path
+PATH_WORDS = frozenset({"path", "paths", "p", "file", "files", "f", "fn", "filename", "dir", "directory", "folder", "tmpdir", "tmp", "tmp_path", "marker", "stamp"})
+#: calls that make a path
+PATH_MAKERS = frozenset({"Path", "PurePath", "PosixPath", "WindowsPath", "joinpath", "with_name", "with_suffix", "local", "join"})
+
+
+#: calls of the file's own or a framework's clock (``trio.current_time()``), and a
+#: module-level ``touch(path)`` helper, which sets a file's time like ``Path.touch()``
+CLOCK_FUNCTION_NAMES = frozenset({"current_time", "touch"})
+
+
+def _sets_or_reads_time(call: ast.Call) -> bool:
+    """``current_time()``/``_core.current_time()`` (a framework's clock) or a
+    bare ``touch(path)`` function (a method ``store.touch(key)`` is no file)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in CLOCK_FUNCTION_NAMES and (func.id != "touch" or bool(call.args))
+    return isinstance(func, ast.Attribute) and func.attr == "current_time"
+
+
+def is_path_like(node: ast.AST) -> bool:
+    """Whether ``node`` is a file system path, for ``X.touch()``: a path
+    built with ``/`` or ``Path(...)``/``joinpath(...)``, or a name whose
+    last word says path, file or dir (``tmp_path``, ``log_file``, ``self.dir``);
+    ``store.touch(key)`` touches no file."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in PATH_MAKERS
+    key = dotted_name(node)
+    if key is None:
+        return False
+    last = key.rpartition(".")[2].lower()
+    return last in PATH_WORDS or last.split("_")[-1] in PATH_WORDS or last.startswith(("tmp", "path", "file"))
 
 
 class ClockSteps:
@@ -162,10 +235,11 @@ class ClockSteps:
         self.starts: list[Position] = []
         for node in ctx.function_nodes(function) if function is not None else ():
             if isinstance(node, ast.Attribute) and node.attr in TIMESTAMP_ATTRIBUTES:
-                self.reads.append((node.lineno, node.col_offset))
+                if node.attr != "touch" or is_path_like(node.value):
+                    self.reads.append((node.lineno, node.col_offset))
             elif isinstance(node, ast.Call):
                 name = ctx.call_name(node)
-                if name in CLOCKS or (
+                if name in CLOCKS or is_loop_time(node) or _sets_or_reads_time(node) or (
                     name in CLOCK_DEFAULT_CALLS and len(node.args) <= CLOCK_DEFAULT_CALLS[name] and not node.keywords
                 ):
                     self.reads.append((node.lineno, node.col_offset))
@@ -202,13 +276,26 @@ class Durations:
     offset by clock-free values, and names only ever assigned such values.
     """
 
-    __slots__ = ("_assigned", "_flow", "_resolve")
+    __slots__ = ("_assigned", "_flow", "_resolve", "_helpers")
 
-    def __init__(self, function: FunctionNode | None, flow: ClockFlow, resolve: Callable[[ast.AST], str | None]) -> None:
+    def __init__(
+        self,
+        function: FunctionNode | None,
+        flow: ClockFlow,
+        resolve: Callable[[ast.AST], str | None],
+        helpers: frozenset[str] = frozenset(),
+    ) -> None:
         self._flow = flow
         self._resolve = resolve
+        self._helpers = helpers
         self._assigned: dict[str, list[tuple[ast.operator | None, ast.expr]]] = {}
         for node in own_nodes(function) if function is not None else ():
+            if _appends(node):
+                # times.append(monotonic()): an element of the list, like an assigned reading
+                key = dotted_name(node.func.value)  # type: ignore[attr-defined]
+                if key is not None:
+                    self._assigned.setdefault(key, []).append((None, node.args[0]))  # type: ignore[attr-defined]
+                continue
             if isinstance(node, ast.AugAssign):
                 key = dotted_name(node.target)
                 if key is not None:
@@ -228,14 +315,59 @@ class Durations:
         if depth > DURATION_DEPTH:
             return False
         if isinstance(node, ast.Call):
-            return self._resolve(node.func) in WALL_CLOCKS
+            return self._resolve(node.func) in WALL_CLOCKS or is_loop_time(node) or self._is_clock_helper(node)
         # a list of readings and its items: times = [monotonic() for _ in ...]; times[0]
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             return self.is_reading(node.elt, depth + 1)
         if isinstance(node, ast.Subscript):
             return self.is_reading(node.value, depth + 1)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return all(self.is_reading(element, depth + 1) for element in node.elts)
         values = self._values(node)
         return bool(values) and all(op is None and self.is_reading(value, depth + 1) for op, value in values)
+
+    def _is_clock_helper(self, call: ast.Call) -> bool:
+        return _calls_helper(call, self._helpers)
+
+    def _offset_reading(self, node: ast.AST, depth: int) -> bool:
+        """A reading, possibly offset by a clock-free value: a deadline (``monotonic() + 5``)."""
+        if depth > DURATION_DEPTH:
+            return False
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            level = self._flow.level
+            if not level(node.right):
+                return self._offset_reading(node.left, depth + 1)
+            if isinstance(node.op, ast.Add) and not level(node.left):
+                return self._offset_reading(node.right, depth + 1)
+            return False
+        if self.is_reading(node, depth):
+            return True
+        values = self._values(node)
+        return bool(values) and all(op is None and self._offset_reading(value, depth + 1) for op, value in values)
+
+    def shrinks(self, node: ast.AST, depth: int = 0) -> bool:
+        """A remaining time that a slower host can only make smaller: an
+        earlier reading or deadline minus a later reading (``deadline -
+        monotonic()``, ``future_deadline - (time.time() + k)``), or a name
+        only ever assigned such values."""
+        if depth > DURATION_DEPTH:
+            return False
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            # the later reading is the one taken here, on the right; the left was stored before
+            return (
+                self._offset_reading(node.left, depth + 1)
+                and self._offset_reading(node.right, depth + 1)
+                and self._reads_now(node.right)
+                and not self._reads_now(node.left)
+            )
+        values = self._values(node)
+        return bool(values) and all(op is None and self.shrinks(value, depth + 1) for op, value in values)
+
+    def _reads_now(self, node: ast.AST) -> bool:
+        """Whether ``node`` calls a wall clock itself (not through a stored name)."""
+        return any(
+            isinstance(inner, ast.Call) and self.is_reading(inner, DURATION_DEPTH) for inner in ast.walk(node)
+        )
 
     def grows(self, node: ast.AST, depth: int = 0) -> bool:
         """A wall-clock duration that a slower host can only make longer."""
@@ -277,7 +409,48 @@ class Durations:
         return bool(timed) and all(self.grows(argument, depth) for argument in timed)
 
 
+def _calls_helper(call: ast.Call, helpers: frozenset[str]) -> bool:
+    """A call of one of the file's functions that only return wall-clock readings
+    (``now()``, ``self.now()``)."""
+    if not helpers:
+        return False
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name in helpers
+
+
+def _appends(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "append"
+        and len(node.args) == 1
+    )
+
+
+def clock_helpers(tree: ast.AST, ctx: Context) -> frozenset[str]:
+    """Names of the file's functions and methods whose every ``return`` gives
+    a wall-clock call (``def now(): return time.monotonic()``), for
+    :meth:`Context.per_function` on the module: their calls are readings too.
+    Only defs at module or class level whose source may read a clock are read."""
+    helpers: set[str] = set()
+    pending: list[ast.stmt] = list(getattr(tree, "body", ()))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.ClassDef):
+            pending.extend(node.body)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and may_read_clock(ctx, node):
+            returns = [n.value for n in own_nodes(node) if isinstance(n, ast.Return)]
+            if returns and all(
+                isinstance(value, ast.Call) and (ctx.resolve(value.func) in WALL_CLOCKS or is_loop_time(value))
+                for value in returns
+            ):
+                helpers.add(node.name)
+    return frozenset(helpers)
+
+
 def function_durations(function: FunctionNode | None, ctx: Context) -> Durations:
     """The :class:`Durations` of ``function`` over its shared clock flow, for
     :meth:`Context.per_function`."""
-    return Durations(function, ctx.per_function(function, clock_flow), ctx.resolve)  # type: ignore[arg-type]
+    helpers = ctx.per_function(ctx.tree, clock_helpers, names=False)
+    return Durations(function, ctx.per_function(function, clock_flow), ctx.resolve, helpers)  # type: ignore[arg-type]

@@ -41,9 +41,23 @@ INTERRUPTIONS = frozenset(
 )
 
 
+#: the last parts of BOUNDING_CALLS distinct enough to match a relative import by
+RELATIVE_BOUNDS = frozenset({"fail_after", "move_on_after", "fail_at", "move_on_at", "timeout_at"})
+#: cancel scopes that bound their body when given a deadline
+CANCEL_SCOPES = frozenset({"trio.CancelScope", "anyio.CancelScope"})
+
+
 def is_bounding(ctx: Context, call: ast.Call) -> bool:
-    """A call of :data:`BOUNDING_CALLS` that sets a deadline (not ``timeout(None)``)."""
-    if ctx.call_name(call) not in BOUNDING_CALLS:
+    """A call of :data:`BOUNDING_CALLS` that sets a deadline (not ``timeout(None)``).
+
+    A library's own suite imports its deadlines relatively (``from .. import
+    move_on_after``): a relative name counts by its last part. A cancel scope
+    counts when given a deadline (``CancelScope(deadline=...)``)."""
+    name = ctx.call_name(call) or ""
+    last = name.rpartition(".")[2]
+    if name.startswith(".") and last == "CancelScope" or name in CANCEL_SCOPES:
+        return any(keyword.arg == "deadline" for keyword in call.keywords)
+    if name not in BOUNDING_CALLS and not (name.startswith(".") and last in RELATIVE_BOUNDS):
         return False
     # asyncio.timeout(None) is the documented way to say "no deadline"
     first = call.args[0] if call.args else None

@@ -10,7 +10,13 @@ from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.determinism.clock import READING, clock_steps, current_flow
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
 from flake8_hermetic.rules.determinism.handed_callables import Binding, HandedCallables, is_thread_class
-from flake8_hermetic.rules.determinism.sleeps import duration_argument, is_literal_zero
+from flake8_hermetic.rules.determinism.sleeps import (
+    asserts_after,
+    duration_argument,
+    is_literal_zero,
+    polls,
+    random_duration,
+)
 from flake8_hermetic.violation import Violation
 
 
@@ -26,7 +32,15 @@ class SleepRule(Rule):
     makes every run slower while lowering, never removing, the odds.
 
     Not flagged, because the length is not a guess there:
-    - a sleep in a loop body: a poll (look, sleep, look again);
+    - a sleep in a loop that polls (look, sleep, look again): a `while`
+      loop, an `async for`, a comprehension, or a `for` loop whose body
+      decides something (an `if`, `break`, `return`, `try`, or a `yield`
+      that hands the round to a caller who decides). A `for _ in
+      range(n): step(); sleep(x)` decides nothing between its sleeps, and
+      an `assert` each round fails at once rather than waits: each sleep
+      there is a guess like any other, and is flagged;
+    - a sleep of a random length (`sleep(random() * 0.001)`,
+      `rng.uniform(0, 0.1)`): jitter that shakes out a race;
     - `sleep(0)`, which only yields the processor;
     - a sleep inside a deadline of the test's own (`async with
       asyncio.timeout(...)`, `anyio.fail_after(...)`): the slow work the
@@ -48,7 +62,17 @@ class SleepRule(Rule):
       `Process(target=self._child)`, `signal.signal(SIGUSR1, handler)`) and
       never called directly by the code that defines it, the methods of a
       class handed over the same way (`TCPServer(address, SlowHandler)`),
-      and the `run` of a `Thread` or `Process` subclass.
+      and the `run` of a `Thread` or `Process` subclass. **Unless the job
+      asserts after its sleep**: a job that sleeps, then asserts (another
+      job's state, shared data) is the guessed wait itself, seen from the
+      other side, and is flagged; a job that sleeps to simulate latency and
+      asserts nothing stays quiet.
+
+    A file time is set by `touch()` only on a path (`(tmp_path / "a").touch()`,
+    `log_file.touch()`, `Path(...).touch()`, a bare `touch(path)` helper);
+    `store.touch(key)` is no file and lets no clock advance. A framework's
+    clock (`trio.current_time()`) and the event loop's `loop.time()` are
+    clock readings.
 
     The call is read through the file's imports: `from time import sleep as
     snooze; snooze(1)` is flagged.
@@ -120,13 +144,17 @@ class SleepRule(Rule):
         if self.ctx.call_name(node) != "time.sleep":
             return
         duration = duration_argument(node, ("secs", "seconds"))
-        if duration is None or is_literal_zero(duration) or self.ctx.in_loop():
+        if duration is None or is_literal_zero(duration) or polls(self.ctx):
             return
         if self._deadlines.bounded() or current_flow(self.ctx).is_elapsed(duration) or self._is_measured(node):
             return
         if clock_steps(self.ctx).lets_clock_advance(node):
             return
+        if random_duration(self.ctx, duration):
+            return  # jitter to shake out a race, not a wait for a state
         helper = self._helper_frame()
+        if helper and self._asserts_after(node):
+            helper = None  # a job that sleeps, then asserts: a guessed wait for another job's state
         if helper is True:
             return
         violation = self.report(node, name="time.sleep")
@@ -183,6 +211,16 @@ class SleepRule(Rule):
         if inner.name == "run" and is_thread_class(ctx, outer.node):  # type: ignore[arg-type]
             return True
         return [self._binding(len(scopes) - 3, outer.name)], inner.name
+
+    def _asserts_after(self, node: ast.Call) -> bool:
+        """The def the sleep runs in checks something after it (a lambda cannot)."""
+        for ancestor in reversed(self.ctx.parents):
+            if isinstance(ancestor, ast.Lambda):
+                return False
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                break
+        function = self.ctx.function
+        return function is not None and asserts_after(function, (node.lineno, node.col_offset))
 
     def _is_measured(self, node: ast.Call) -> bool:
         """``t0 = monotonic(); sleep(0.1); t1 = monotonic()``: the sleep is

@@ -50,6 +50,21 @@ class ElapsedTimeAssertionRule(Rule):
     clock value, and any bound on `process_time()`/`thread_time()` (CPU
     work, which a faster host does less of) are still flagged.
 
+    **Readings arrive through helpers, lists and the event loop.** The
+    event loop's clock (`loop.time()`, `asyncio.get_running_loop().time()`)
+    is a monotonic clock like the others. A function of the file whose
+    every `return` is a clock call (`def now(): return time.monotonic()`)
+    gives readings, and a list filled by `stamps.append(time.monotonic())`
+    holds readings, so `stamps[1] - stamps[0] >= 0.1` is a lower bound and
+    `now() - start < 1` an upper one.
+
+    **An upper bound on a remaining time is a lower bound in disguise.**
+    A stored reading or deadline minus a reading taken at the comparison
+    (`future_deadline - (time.time() + k) < c`, `remaining <= 10` with
+    `remaining = deadline - time.time()`) can only shrink on a slower host,
+    so bounding it from above is left alone; bounding it from below
+    (`remaining > 5`) is flagged.
+
     ## Example
     ```python
     def test_cache_is_fast(cache):
@@ -102,7 +117,12 @@ class ElapsedTimeAssertionRule(Rule):
         if not (flow.is_elapsed(left) or flow.is_elapsed(right)):
             return False
         larger, smaller = (left, right) if greater else (right, left)
+        if not flow.level(larger) and self._shrinking(smaller):
+            return False  # an upper bound on a remaining time: a slow host only makes it smaller
         return bool(flow.level(smaller)) or not self._growing(larger)
+
+    def _shrinking(self, node: ast.AST) -> bool:
+        return self.ctx.per_function(self.ctx.function, function_durations).shrinks(node)  # type: ignore[arg-type]
 
     def _compares_elapsed(self, expr: ast.AST, negated: bool = False) -> bool:
         flow = self._flow()

@@ -9,7 +9,14 @@ from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
-from flake8_hermetic.rules.determinism.signals import SuppliedSignals, WaitedCoroutines, future_names
+from flake8_hermetic.rules.determinism.signals import (
+    SuppliedSignals,
+    WaitedCoroutines,
+    ArrangedSignals,
+    child_processes,
+    future_names,
+    signal_root,
+)
 from flake8_hermetic.violation import Violation
 
 SIGNAL_METHODS = frozenset({"wait", "get", "join"})
@@ -46,11 +53,32 @@ class UnboundedAwaitRule(Rule):
     sent the signal before it (`ev.set()` with no `ev.clear()` since, at
     least as many `q.put()`/`q.put_nowait()` as `q.get()` awaits so far,
     or a put in a loop, `fut.set_result()`), the receiver is a mock the
-    function made (`AsyncMock()`, `with patch(...) as m`), or the await
+    function made (`AsyncMock()`, `with patch(...) as m`), the await
     sits inside `pytest.raises(...)`/`assertRaises(...)`, where the test
-    expects it to fail at once. A put scheduled for later
-    (`call_soon(ev.set)`, `create_task(q.put(x))`) is another task's job
-    and does not count.
+    expects it to fail at once, or in a cancel scope the test already
+    cancelled (`scope.cancel()` earlier in `with CancelScope() as scope`).
+
+    **The test sends the signal from another task of its own.** A wait
+    the test arranges to end itself is a synchronisation between its own
+    tasks, not a wait on the code under test: a nested function of the
+    test (a child task, a waiter) sends it (`ev.set()`, `q.put(x)`,
+    `cond.notify_all()`), or the test hands the send to a call
+    (`call_soon(ev.set)`, `in_host(ev.set)`) or the signal to a task or
+    thread it starts (`nursery.start_soon(worker, ev)`,
+    `create_task(q.put(x))`). The same function's own sends count only
+    before the await, in order (`await late.wait(); late.set()` hangs).
+    A signal handed to the code under test (`Service(on_ready=ev)`) is
+    still flagged: that is the wait that can hang.
+
+    **A child process the test spawned** (`await create_subprocess_exec(...)`,
+    `async with open_process(...) as proc`, any `*process*(...)` factory,
+    or a parameter annotated `...Process`) is left alone: it ends when its
+    command does, and bounding waits on children is HRM113's business.
+
+    **Deadlines.** A library's own suite imports its deadline helpers
+    relatively (`from .. import move_on_after`): a relatively imported
+    `fail_after`/`move_on_after`/`fail_at`/`move_on_at`/`timeout_at` is a
+    bound, and so is `CancelScope(deadline=...)`.
 
     ## Example
     ```python
@@ -101,6 +129,41 @@ class UnboundedAwaitRule(Rule):
         position = (node.lineno, node.col_offset)
         return signals.is_mock(receiver) or signals.supplied(receiver, method, position, self.ctx.in_loop(node))
 
+    def _arranged_by_the_test(self, value: ast.expr) -> bool:
+        """The test sends the signal itself, in its own body or a task it
+        starts, or waits for a child process it spawned (see the docstring)."""
+        outer = next((scope.node for scope in self.ctx.scopes if scope.kind == "function"), None)
+        receiver = value.func.value if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else value
+        root = signal_root(receiver)
+        if outer is None or root is None:
+            return False
+        waiting = self.ctx.function
+        if waiting is not None and self.ctx.per_function(outer, ArrangedSignals, names=False).by_another_task(
+            root, waiting
+        ):
+            return True
+        return isinstance(value, ast.Call) and value.func.attr == "wait" and root in self.ctx.per_function(
+            outer, child_processes
+        )
+
+    def _cancelled_scope(self, node: ast.Await) -> bool:
+        """Inside ``with CancelScope() as scope:`` after ``scope.cancel()``:
+        the await is cancelled at once, on purpose."""
+        for ancestor, _child in self.ctx.ancestors_in_function():
+            if not isinstance(ancestor, (ast.With, ast.AsyncWith)):
+                continue
+            scopes = {dotted_name(item.optional_vars) for item in ancestor.items if item.optional_vars is not None}
+            for inner in ast.walk(ancestor):
+                if (
+                    isinstance(inner, ast.Call)
+                    and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr == "cancel"
+                    and dotted_name(inner.func.value) in scopes
+                    and (inner.lineno, inner.col_offset) < (node.lineno, node.col_offset)
+                ):
+                    return True
+        return False
+
     def _unwaited_coroutine(self) -> bool:
         """A coroutine nested in another function that never waits for it
         to finish: its await cannot hang the test."""
@@ -131,7 +194,7 @@ class UnboundedAwaitRule(Rule):
             return
         if self._deadlines.bounded() or self._unwaited_coroutine() or self.ctx.expected_to_raise(node):
             return
-        if self._cannot_hang(node):
+        if self._cannot_hang(node) or self._arranged_by_the_test(node.value) or self._cancelled_scope(node):
             return
         what = " ".join(self.ctx.segment(node.value).split()) or "the signal"
         if len(what) > 40:

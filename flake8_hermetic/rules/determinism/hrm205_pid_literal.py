@@ -10,6 +10,7 @@ from flake8_hermetic.context import Context
 from flake8_hermetic.facts.mocks import mocked_here, patch_target
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.rule import Rule
+from flake8_hermetic.rules.determinism.signals import SuppliedSignals
 from flake8_hermetic.rules.determinism.trees import assigned_pairs
 from flake8_hermetic.violation import Violation
 
@@ -42,6 +43,13 @@ def replaced_pid_call(target: str | None) -> str | None:
         return None
     return next((pid_call for pid_call in PID_CALLS if target == pid_call or target.endswith("." + pid_call)), None)
 
+
+#: calls that turn what they are given into text or bytes: a pid inside reaches no OS
+RENDERING_CALLS = frozenset(
+    {"repr", "str", "format", "print", "pickle.dumps", "json.dumps", "marshal.dumps", "copy.copy", "copy.deepcopy"}
+)
+#: set-up methods whose patches hold for every test of their class
+SETUP_NAMES = frozenset({"setUp", "asyncSetUp", "setUpClass", "setup_method", "setup_class", "setup"})
 
 #: the last name of a call that can replace a function: patch, patch.object, monkeypatch.setattr
 PATCHER_NAMES = frozenset({"patch", "object", "setattr"})
@@ -93,8 +101,19 @@ class PidLiteralRule(Rule):
     in the same function or one around it, and in a function decorated with
     `@mock.patch("os.kill")` or with a decorator of the file seen patching it.
 
+    A patch made in the class's `setUp`/`setup_method` (`mock.patch("os.kill").start()`)
+    holds for every test of the class: their literals are left alone.
+
+    **A pid counts only where it can reach an OS call.** A literal that
+    only becomes text or data reaches no process: a `pid=` of a record or
+    exception rendered or serialised (inside `repr()`, `str()`,
+    `pickle.dumps()`, an f-string, a `raise`), a value in a statement the
+    test expects to fail (`pytest.raises`/`assertRaises`), or a
+    `fake.pid = 123` on a mock the function made (`Mock()`,
+    `with patch(...) as fake`).
+
     ## Known problems
-    A patch made elsewhere (a fixture, `setUp`) is not seen, and the
+    A patch made in a fixture or a base class is not seen, and the
     literal is still flagged.
     """
 
@@ -118,7 +137,11 @@ class PidLiteralRule(Rule):
             return
         # a `with patch(...)` replaces the call in its body only (see mocked_here)
         in_with = isinstance(self.ctx.parent, ast.withitem)
-        for scope in self.ctx.scopes:
+        scopes = self.ctx.scopes
+        for index, scope in enumerate(scopes):
+            if scope.kind == "function" and scope.name in SETUP_NAMES and index and scopes[index - 1].kind == "class":
+                # setUp patches the call for every test of its class
+                self._patcher_ids.setdefault(target, set()).add(id(scopes[index - 1].node))
             if scope.kind == "function":
                 if not in_with:
                     self._patcher_ids.setdefault(target, set()).add(id(scope.node))
@@ -134,15 +157,34 @@ class PidLiteralRule(Rule):
         ids = self._patcher_ids.get(target, set())
         names = self._patcher_names.get(target, set())
         for scope in self.ctx.scopes:
-            if scope.kind != "function":
-                continue
             if id(scope.node) in ids:
                 return True
+            if scope.kind != "function":
+                continue
             for decorator in scope.node.decorator_list:  # type: ignore[attr-defined]
                 base = decorator.func if isinstance(decorator, ast.Call) else decorator
                 if (dotted_name(base) or "").rpartition(".")[2] in names:
                     return True
         return False
+
+    def _reaches_no_os(self, node: ast.AST) -> bool:
+        """The pid only becomes text or data (inside ``repr()``, ``str()``,
+        ``pickle.dumps()``, an f-string, a ``raise``), or the statement is
+        expected to fail (``pytest.raises``/``assertRaises``)."""
+        for ancestor, _child in self.ctx.ancestors_in_function(node):
+            if isinstance(ancestor, (ast.JoinedStr, ast.Raise)):
+                return True
+            if isinstance(ancestor, ast.Call) and self.ctx.call_name(ancestor) in RENDERING_CALLS:
+                return True
+        return self.ctx.expected_to_raise(node)
+
+    def _on_a_mock(self, target: ast.expr) -> bool:
+        """``fake.pid = 123`` where the function made ``fake`` a mock."""
+        function = self.ctx.function
+        if function is None or not isinstance(target, ast.Attribute):
+            return False
+        receiver = dotted_name(target.value)
+        return receiver is not None and self.ctx.per_function(function, SuppliedSignals).is_mock(receiver)
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         self._note_patch(node)
@@ -156,7 +198,7 @@ class PidLiteralRule(Rule):
         # ``pid=`` of any call (``Process(pid=1234)``, a helper's ``wait_for(pid=...)``)
         if node.arg == "pid" and isinstance(self.ctx.parent, ast.Call):
             pid = allocatable_pid(node.value)
-            if pid is not None:
+            if pid is not None and not self._reaches_no_os(self.ctx.parent):
                 yield self.report(node.value, pid=pid)
 
     def _assignment(self, node: ast.AST) -> Iterator[Violation]:
@@ -164,7 +206,8 @@ class PidLiteralRule(Rule):
             key = dotted_name(target)
             pid = allocatable_pid(value)
             if key is not None and pid is not None and is_pid_name(key.rpartition(".")[2]):
-                yield self.report(value, pid=pid)
+                if not self._on_a_mock(target) and not self.ctx.expected_to_raise(node):
+                    yield self.report(value, pid=pid)
 
     def visit_Assign(self, node: ast.Assign) -> Iterator[Violation]:
         yield from self._assignment(node)

@@ -172,6 +172,98 @@ class SuppliedSignals:
         return False
 
 
+#: calls by which a test's own task sends a signal (ev.set(), q.put(x), cond.notify_all(), fut.set_result(x))
+ARRANGING_METHODS = frozenset(
+    {"set", "put", "put_nowait", "set_result", "set_exception", "notify", "notify_all"}
+)
+#: calls that start another task or thread of the test's own
+TASK_STARTS = frozenset({"create_task", "ensure_future", "start_soon", "start", "submit", "run_in_executor", "Thread"})
+
+
+class ArrangedSignals:
+    """The signals a test sends from another task of its own, for
+    :meth:`Context.per_function` on the outermost function.
+
+    Recorded over the function and every function nested in it: the root
+    names each one sends to itself (``ev.set()``, ``q.put(x)``,
+    ``cond.notify_all()``), a bound supply method handed to a call
+    (``call_soon(ev.set)``, ``in_host(ev.set)``), a signal handed as an
+    argument to a task or thread the test starts
+    (``nursery.start_soon(worker, ev)``, ``create_task(q.put(x))``).
+    """
+
+    __slots__ = ("_sent_by", "handed")
+
+    def __init__(self, function: FunctionNode, ctx: Context) -> None:
+        self._sent_by: dict[int, set[str]] = {}
+        self.handed: set[str] = set()
+        pending: list[tuple[ast.AST, int]] = [(function, id(function))]
+        while pending:
+            node, owner = pending.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                owner = id(node)
+            if isinstance(node, ast.Call):
+                self._note_call(node, owner)
+            pending.extend((child, owner) for child in ast.iter_child_nodes(node))
+
+    def _note_call(self, node: ast.Call, owner: int) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ARRANGING_METHODS:
+            root = _root_name(func.value)
+            if root is not None:
+                self._sent_by.setdefault(owner, set()).add(root)
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        for argument in arguments:
+            if isinstance(argument, ast.Attribute) and argument.attr in ARRANGING_METHODS:
+                root = _root_name(argument.value)
+                if root is not None:
+                    self.handed.add(root)
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name in TASK_STARTS:
+            self.handed.update(referenced_names(arguments))
+
+    def by_another_task(self, root: str, waiting: ast.AST) -> bool:
+        """Whether a task other than the function ``waiting`` sends ``root``:
+        the same function's own sends are :class:`SuppliedSignals`' business
+        (their order counts)."""
+        if root in self.handed:
+            return True
+        return any(root in roots for owner, roots in self._sent_by.items() if owner != id(waiting))
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The name a chain of attributes and subscripts hangs from: ``events[0].x`` -> "events"."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def signal_root(node: ast.expr) -> str | None:
+    return _root_name(node)
+
+
+def child_processes(function: FunctionNode, ctx: Context) -> set[str]:
+    """Names that ``function`` (and the functions nested in it) binds to a
+    child process it spawned (``await create_subprocess_exec(...)``,
+    ``async with open_process(...) as proc``, any ``*process*(...)``
+    factory) or takes as a parameter annotated ``...Process``."""
+    names: set[str] = set()
+    for node in ast.walk(function):
+        pairs: list[tuple[ast.expr, ast.expr]] = list(assigned_pairs(node))
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            pairs.extend((item.optional_vars, item.context_expr) for item in node.items if item.optional_vars)
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            if "process" in (dotted_name(node.annotation) or "").rpartition(".")[2].lower():
+                names.add(node.arg)
+        for target, value in pairs:
+            if isinstance(value, ast.Await):
+                value = value.value
+            if isinstance(target, ast.Name) and isinstance(value, ast.Call):
+                if "process" in callee_last_name(ctx, value).lower():
+                    names.add(target.id)
+    return names
+
+
 def makes_future(ctx: Context, call: ast.Call) -> bool:
     """``asyncio.Future()`` or ``loop.create_future()``: a bare future."""
     if isinstance(call.func, ast.Attribute) and call.func.attr == "create_future":

@@ -29,6 +29,12 @@ PORT_POSITIONS = {
     "wsgiref.simple_server.make_server": 1,
 }
 PORT_KEYWORD_CALLS = frozenset({"aiohttp.web.run_app", "uvicorn.run"})
+#: methods that start serving: a literal ``port=``/``*_port=`` they are given is listened on
+SERVING_METHODS = frozenset({"run", "listen", "serve", "serve_forever", "run_server", "start_server", "make_server"})
+#: Twisted's reactor: the port is the first argument
+LISTEN_METHODS = frozenset({"listenTCP", "listenSSL", "listenUDP"})
+#: last words of a server-like class (``HTTPServer``, ``SMTPServer``, ``TestServer``, ``web.TCPSite``)
+SERVER_SUFFIXES = ("Server", "Site")
 #: a server subclass overriding one of these does not listen (a socket-less double)
 NO_LISTEN_OVERRIDES = frozenset({"server_bind"})
 DOUBLE_WORDS = ("Mock", "Fake", "Dummy", "Stub")
@@ -55,11 +61,17 @@ def _address_and_port(address: ast.expr | None) -> tuple[int, ast.expr | None] |
     return None if port is None else (port, address.elts[0])  # type: ignore[union-attr]
 
 
-def _keyword_port(node: ast.Call) -> tuple[int, ast.expr | None] | None:
-    """``port=N`` (and ``host=``) given by keyword."""
-    port = next((_fixed_port(k.value) for k in node.keywords if k.arg == "port"), None)
-    host = next((k.value for k in node.keywords if k.arg == "host"), None)
+def _keyword_port(node: ast.Call, named: bool = False) -> tuple[int, ast.expr | None] | None:
+    """``port=N`` (and ``host=``) given by keyword; ``named``: also ``http_port=N``."""
+    ports = (k.value for k in node.keywords if k.arg == "port" or (named and (k.arg or "").endswith("_port")))
+    port = next((found for found in map(_fixed_port, ports) if found is not None), None)
+    host = next((k.value for k in node.keywords if k.arg in ("host", "interface")), None)
     return None if port is None else (port, host)
+
+
+def _server_like(last: str) -> bool:
+    """A class named like a server (``SMTPServer``, ``TestServer``), not a double."""
+    return last.endswith(SERVER_SUFFIXES) and not any(word in last for word in DOUBLE_WORDS)
 
 
 def _positional_port(node: ast.Call, position: int) -> tuple[int, ast.expr | None] | None:
@@ -90,6 +102,17 @@ class FixedPortRule(KnownClassesRule):
     `asyncio.start_server(cb, host, N)`, `loop.create_server(f, host, N)`,
     `aiohttp.web.TCPSite(runner, host, N)`, and `port=N` given to these or
     to `web.run_app`, `uvicorn.run` or an `app.run`.
+
+    **Any server-like call, not only the standard library's.** A class
+    named like a server (`SMTPServer`, `TestServer`, `MyServer`, a `...Site`)
+    given `(host, N)` first or a literal `port=N` / `*_port=N`
+    (`http_port=8080`); a `run`/`listen`/`serve`/`serve_forever`/`start_server`
+    method given `port=N` or `*_port=N`; Twisted's `listenTCP(N, ...)`,
+    `listenSSL(N, ...)`, `listenUDP(N, ...)`. A port literal given to a
+    client (`Client(port=8080)`, `ServerProxy("http://host:8000")`,
+    `HTTPConnection("localhost", 80)`, a URL string in a mocked request) is
+    left alone: nothing binds it. So is a server class that is patched
+    around the call (`with patch("pkg.SMTPServer")`) or named as a double.
 
     Left alone, because nothing listens on the port or the test does not
     depend on getting it: a call the test expects to raise (inside
@@ -128,8 +151,11 @@ class FixedPortRule(KnownClassesRule):
 
     code = "HRM110"
     message = "listening on fixed port {port} collides with parallel workers and running services; bind port 0 and read the port back"
-    calls = SERVER_CLASSES | frozenset(PORT_POSITIONS) | PORT_KEYWORD_CALLS | {"socket.create_server"}
-    methods = frozenset({"bind", "create_server", "run"})
+    calls = (
+        SERVER_CLASSES | frozenset(PORT_POSITIONS) | PORT_KEYWORD_CALLS | {"socket.create_server"}
+        | {"*" + suffix for suffix in SERVER_SUFFIXES}
+    )
+    methods = frozenset({"bind", "create_server"}) | SERVING_METHODS | LISTEN_METHODS
 
     known_classes = SERVER_CLASSES
 
@@ -170,8 +196,16 @@ class FixedPortRule(KnownClassesRule):
             return _address_and_port(args[0] if args else None)
         if name in PORT_POSITIONS or method == "create_server":
             return _positional_port(node, PORT_POSITIONS.get(name, 2))
-        if name in PORT_KEYWORD_CALLS or method == "run":
+        if name in PORT_KEYWORD_CALLS:
             return _keyword_port(node)
+        last = name.rpartition(".")[2] or method
+        if last in LISTEN_METHODS:
+            found = _fixed_port(args[0]) if args else None
+            return _keyword_port(node) if found is None else (found, None)
+        if _server_like(last):
+            return (_address_and_port(args[0]) if args else None) or _keyword_port(node, named=True)
+        if method in SERVING_METHODS:
+            return _keyword_port(node, named=True)
         return None
 
     def _double_given(self, node: ast.Call) -> bool:
@@ -207,13 +241,17 @@ class FixedPortRule(KnownClassesRule):
         return False
 
     def _mocked(self, node: ast.Call) -> bool:
-        """The socket module is patched around the call, or the receiver's
-        ``_start_serving`` is replaced (``loop._start_serving = Mock()``)."""
+        """The socket module or the server class itself is patched around
+        the call, or the receiver's ``_start_serving`` is replaced
+        (``loop._start_serving = Mock()``)."""
         func = node.func
         receiver = dotted_name(func.value) if isinstance(func, ast.Attribute) else None
 
+        callee = (self.ctx.call_name(node) or dotted_name(func) or "").rpartition(".")[2]
+
         def wanted(target: str) -> bool:
-            if target.rpartition(".")[2] == "socket" or target.startswith("socket.socket"):
+            last = target.rpartition(".")[2]
+            if last == "socket" or target.startswith("socket.socket") or last == callee:
                 return True
             return receiver is not None and target == f"{receiver}._start_serving"
 
