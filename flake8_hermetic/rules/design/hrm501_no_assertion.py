@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.nodes import FunctionNode
+from flake8_hermetic.project import Role
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.design.claims import (
     NO_RAISE_HELPER,
@@ -66,6 +67,14 @@ class AssertionFacts:
     test_helpers: set[str] | None = None
     #: for a method, its class: a class asserts when one of its methods does
     owner: AssertionFacts | None = None
+    #: calls the project model may resolve: ("dotted", canonical name) of an
+    #: imported helper, ("fixture", receiver, method) of a method on a parameter
+    outside: list[tuple[str, ...]] | None = None
+
+    def add_outside(self, reference: tuple[str, ...]) -> None:
+        if self.outside is None:
+            self.outside = []
+        self.outside.append(reference)
 
     def add_callee(self, name: str) -> None:
         if self.callees is None:
@@ -143,6 +152,17 @@ class NoAssertionRule(Rule):
     and through a decorator of the file that wraps the test), and so does
     `super().test_x()`.
 
+    Helpers of the test tree count as well (the project model reads them
+    from source, see docs/project-model.md): a function or method of a
+    support module, a conftest, a `pytest_plugins` module or a base class
+    in another module that asserts, raises, calls `pytest.fail` or
+    `self.fail*`/`self.assert*`, or calls such a helper, resolved through
+    the file's imports (`from tests.helpers import run_ok`,
+    `helpers.run_ok()`), through `self.` (a base class imported from a
+    helper module) and through a fixture's value (`env.invoke()`, where
+    the `env` fixture returns an instance of a project class whose
+    `invoke` raises on a bad exit status).
+
     Checks made another way count too:
 
     - a helper that raises on a mismatch: pytest's `LineMatcher`
@@ -176,7 +196,9 @@ class NoAssertionRule(Rule):
     collects functions from (`test*.py`, `*_test.py`): in `lock_tests.py`
     or `audit-tests.py` it is a helper or a script run by another test, and
     neither is a module-level `def testfunction(self, ...)` (a method body
-    attached to a class later).
+    attached to a class later). The module names come from pytest's
+    `python_files` in the project's configuration when it sets them
+    (`check_*.py` makes `check_io.py` a collected module).
 
     A test whose claim is "this does not crash or raise" is not reported
     when it says so. In its name: `crash`, `segfault`, `hang`, `smoke`,
@@ -228,17 +250,21 @@ class NoAssertionRule(Rule):
     understood: a comment that mentions a crash it does not test silences
     the rule for that test.
 
-    A helper imported from another module cannot be read: it counts when
-    its name says it checks (`assert`, `check`, `verify`, `expect`), raises
-    (the list above) or runs a test (`self._test_roundtrip()`,
-    `support.run_unittest()`), and not otherwise, so a fixture's
-    `venv.run([...])` that fails on a non-zero exit is not recognised. Code
+    A helper outside the project (an installed library) cannot be read: it
+    counts when its name says it checks (`assert`, `check`, `verify`,
+    `expect`), raises (the list above) or runs a test
+    (`self._test_roundtrip()`, `support.run_unittest()`), and not
+    otherwise. Only module-level classes and functions of the project are
+    followed, and a fixture's value only when the fixture returns or
+    yields a call of a project class. Code
     with assertions handed to an in-process runner as a string
     (`_run_output(interp, "assert x")`) is not recognised either, except
     for `exec`/`eval`.
     """
 
     code = "HRM501"
+    # tests are what the runner collects: a helper module's test-named functions are not tests
+    roles = frozenset({Role.TEST_MODULE})
     message = "test {name}() asserts nothing, so it passes whatever the code does; assert something about the outcome"
 
     def __init__(self, ctx: Context) -> None:
@@ -250,9 +276,10 @@ class NoAssertionRule(Rule):
         self._chains: dict[int, tuple[AssertionFacts, ...]] = {}
         basename = os.path.basename(ctx.path)
         self.judged = basename != "conftest.py"
-        # a module-level test* function is collected from test*.py / *_test.py only (pytest's and
-        # unittest's defaults): in lock_tests.py or audit-tests.py it is a helper or a script
-        self.collects_functions = basename.startswith("test") or basename.endswith("_test.py")
+        # a module-level test* function is collected from a module named as pytest's python_files say
+        # (test_*.py / *_test.py unless configured): in lock_tests.py, a library of TestCase classes,
+        # or audit-tests.py it is a helper or a script
+        self.collects_functions = ctx.project.collects_functions
 
     # -- the defs ------------------------------------------------------------
     def visit_FunctionDef(self, node: FunctionNode) -> Iterator[Violation]:
@@ -410,9 +437,26 @@ class NoAssertionRule(Rule):
             return iter(())
         if isinstance(func, ast.Attribute):
             self._judge_method_call(func.value, last)
+            self._record_outside(node, func.value, last)
         elif isinstance(func, ast.Name) and not self.ctx.resolver.is_bound(func.id):
             self._record_callee(func.id)
+        elif isinstance(func, ast.Name):
+            self._record_outside(node, None, last)
         return iter(())
+
+    def _record_outside(self, node: ast.Call, receiver: ast.expr | None, last: str) -> None:
+        """A helper of the test tree the project model may read: an imported
+        function or module attribute (``helpers.check_output()``), or a
+        method on a parameter (``env.invoke()``, ``env`` a fixture)."""
+        reference: tuple[str, ...]
+        if receiver is None or (isinstance(receiver, ast.Name) and self.ctx.resolver.is_bound(receiver.id)):
+            reference = ("dotted", self.ctx.call_name(node) or "")
+        elif isinstance(receiver, ast.Name) and receiver.id not in SELF_NAMES:
+            reference = ("fixture", receiver.id, last)
+        else:
+            return
+        for facts in self._enclosing_facts():
+            facts.add_outside(reference)
 
     def _fails_by_itself(self, node: ast.Call, last: str) -> bool:
         """The call can fail the test whatever it is given: an assertion
@@ -444,6 +488,8 @@ class NoAssertionRule(Rule):
 
     # -- the verdict -----------------------------------------------------------
     def finish(self) -> Iterator[Violation]:
+        if any(not facts.asserts for facts, _, _ in self.tests):
+            self._ask_the_project()
         self._spread_assertions()
         methods = {(id(facts.owner), facts.name): facts for facts in self.facts.values() if facts.owner}
         for facts, node, where in self.tests:
@@ -451,6 +497,30 @@ class NoAssertionRule(Rule):
                 continue
             if not self._exempt_by_body(node) and not self._states_its_claim(node):
                 yield dataclasses.replace(self.report(node, name=node.name), where=where)
+
+    def _ask_the_project(self) -> None:
+        """Helpers of the test tree (support modules, conftests, the
+        ``pytest_plugins`` modules, a base class in another module) that
+        assert, raise or fail the test count as the test's assertion: the
+        project model reads them, and the helpers they call, from source."""
+        project = self.ctx.project
+        for facts in self.facts.values():
+            if facts.asserts:
+                continue
+            owner = facts.owner.name if facts.owner is not None else None
+            if owner is not None and any(
+                name not in self.defined and project.is_asserting_method(owner, name) for name in facts.callees or ()
+            ):
+                facts.asserts = True
+                continue
+            for reference in facts.outside or ():
+                if reference[0] == "dotted":
+                    hit = bool(reference[1]) and project.is_asserting_helper(reference[1])
+                else:
+                    hit = project.fixture_method_asserts(reference[1], reference[2])
+                if hit:
+                    facts.asserts = True
+                    break
 
     def _spread_assertions(self) -> None:
         """A function asserts when a helper of the file it calls asserts, a

@@ -161,6 +161,13 @@ class TempWithoutCleanupRule(FunctionRule):
     manager, defined in the same file, swaps `tempfile.tempdir` for a
     directory it removes.
 
+    Runner-level isolation counts too (the project model reads it, see
+    docs/project-model.md): a result made without `dir=` in a file below a
+    `conftest.py` that points `tempfile.tempdir` (or `TMPDIR`) at a
+    directory made for the run (`mkdtemp()`, the basetemp) and removes it
+    at the end (`shutil.rmtree`, `.cleanup()`, an `atexit` registration)
+    is not flagged: nothing it leaves outlives the run.
+
     ## Known problems
     A `NamedTemporaryFile(delete=False)` used as a `with` item is closed but
     not removed, so it needs the same cleanup as any other result: a
@@ -192,7 +199,11 @@ class TempWithoutCleanupRule(FunctionRule):
                 return
         elif self._cleaned(node, holder) or self._removed_by_teardown(holder):
             return
-        if "dir" not in {k.arg for k in node.keywords} and self._inside_swapped_tempdir(node):
+        if "dir" not in {k.arg for k in node.keywords} and (
+            self._inside_swapped_tempdir(node) or self.ctx.project.temp_redirected
+        ):
+            # runner-level isolation: a conftest above points the temp dir at
+            # a per-run directory it removes at exit, so nothing outlives the run
             return
         what = "a directory" if kind in ("mkdtemp", "TemporaryDirectory") else "a file"
         yield self.report(node, name=name, what=what)

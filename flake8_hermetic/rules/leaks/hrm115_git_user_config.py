@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.environ import ENVIRON
 from flake8_hermetic.facts.hostpins import PINNED_VARIABLES, mapping_keys, pin_of
+from flake8_hermetic.project import requested_fixtures
 from flake8_hermetic.facts.processes import SPAWNER_CALLS, child_process
 from flake8_hermetic.nodes import FunctionNode
 from flake8_hermetic.rules.leaks.function_facts import FunctionRule
@@ -40,8 +41,9 @@ class GitUserConfigRule(FunctionRule):
     `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_NOSYSTEM` or `HOME`. An `env=` built
     outside the function (a parameter, a helper's result) is trusted. The
     same function pinning those variables on an earlier line, or an
-    autouse fixture of a `conftest.py` above the file pinning them,
-    exempts the call.
+    autouse fixture of a `conftest.py` above the file pinning them, or a
+    fixture of the project the test requests that pins them (read by the
+    project model), exempts the call.
 
     ## Example
     ```python
@@ -81,7 +83,7 @@ class GitUserConfigRule(FunctionRule):
         env = child.keyword("env")
         if env is not None and self._env_isolates(env):
             return
-        if self._pinned_before(node) or self.ctx.pins.git_config:
+        if self._pinned_before(node) or self.ctx.pins.git_config or self._fixture_pins():
             return
         yield self.report(node, subcommand=git.subcommand)
 
@@ -96,6 +98,10 @@ class GitUserConfigRule(FunctionRule):
             return self.ctx.resolve(env) not in ("os.environ.copy", "os.environ().copy")
         _, names = self._environment(function)
         return names.get(env.id, True)
+
+    def _fixture_pins(self) -> bool:
+        """A fixture the test requests, or an autouse one, pins git's config (or HOME)."""
+        return self.ctx.project.pins_for_test(requested_fixtures(self.ctx.scopes)).git_config
 
     def _pinned_before(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)

@@ -1,0 +1,414 @@
+"""The project model: cross-file facts of the test tree, read lazily.
+
+One :class:`Project` per flake8 run (the plugin makes a new one in
+``parse_options``); the modules it parses are kept for the process, keyed
+by path and checked against the file's size and modification time once
+per run, so a language server that lints one buffer after another still
+sees a conftest edit. Directories are visited only when a file below them
+is linted, and a module is parsed only when a rule asks about it.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from flake8_hermetic.facts.hostpins import NO_PINS, Pins
+from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.project.config import ConfigFinder, PytestConfig
+from flake8_hermetic.project.modules import PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, read_module
+from flake8_hermetic.project.roles import Role, RoleFinder, defines_test_cases, matches_python_files
+
+MAX_DEPTH = 12  # helper chains followed across modules
+
+
+@dataclass
+class _Cached:
+    stamp: tuple[int, int]
+    facts: ModuleFacts | None
+
+
+#: path -> facts, for the process (checked against the file's stamp once per run)
+_MODULES: dict[str, _Cached] = {}
+
+
+def normal_path(path: str) -> str:
+    """An absolute path; an editor's Windows separators count as separators everywhere."""
+    return os.path.abspath(path.replace("\\", "/"))
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+class Project:
+    """The model of every project the run's files belong to."""
+
+    def __init__(self) -> None:
+        self.configs = ConfigFinder()
+        self.roles = RoleFinder()
+        self._checked: dict[str, ModuleFacts | None] = {}
+        self._module_paths: dict[tuple[str, str], str | None] = {}
+        self._asserting: dict[tuple[str, str], bool] = {}
+
+    # -- files -----------------------------------------------------------------
+    def module(self, path: str) -> ModuleFacts | None:
+        """The facts of the module at ``path`` (None: unreadable or not Python)."""
+        path = os.path.abspath(path)
+        if path in self._checked:
+            return self._checked[path]
+        stamp = _stamp(path)
+        cached = _MODULES.get(path)
+        if stamp is None:
+            facts = None
+        elif cached is not None and cached.stamp == stamp:
+            facts = cached.facts
+        else:
+            try:
+                with open(path, "rb") as handle:
+                    tree = ast.parse(handle.read(), filename=path)
+                facts = read_module(path, tree)
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                facts = None
+            _MODULES[path] = _Cached(stamp, facts)
+        self._checked[path] = facts
+        return facts
+
+    def config(self, path: str) -> PytestConfig:
+        return self.configs.for_directory(os.path.dirname(os.path.abspath(path)))
+
+    def role(self, path: str, tree: ast.Module | None = None) -> Role:
+        """The file's role; with its tree, a support module of ``TestCase``
+        classes is a test module (its cases run where it is imported)."""
+        path = normal_path(path)
+        role = self.roles.role(path, self.config(path))
+        if role is Role.SUPPORT and tree is not None and defines_test_cases(tree):
+            return Role.TEST_MODULE
+        return role
+
+    def conftests(self, path: str) -> list[str]:
+        """The conftest files pytest loads for ``path``, from the top down."""
+        path = os.path.abspath(path)
+        directory = os.path.dirname(path)
+        config = self.config(path)
+        top = self.roles.base_of(directory, config)
+        found = []
+        while True:
+            if "conftest.py" in self.roles.listing(directory):
+                candidate = os.path.join(directory, "conftest.py")
+                if candidate != path:
+                    found.append(candidate)
+            parent = os.path.dirname(directory)
+            if directory == top or parent == directory:
+                break
+            directory = parent
+        found.reverse()
+        return found
+
+    # -- modules by name ---------------------------------------------------------
+    def find_module(self, name: str, importer: str) -> str | None:
+        """The file of module ``name`` imported from the file ``importer``:
+        relative names from its package, absolute ones from the directory
+        above its top package, its rootdir, or the rootdir's ``src``."""
+        key = (name, os.path.dirname(importer))
+        if key in self._module_paths:
+            return self._module_paths[key]
+        found = None
+        level = len(name) - len(name.lstrip("."))
+        parts = [p for p in name.lstrip(".").split(".") if p]
+        if level:
+            base = os.path.dirname(os.path.abspath(importer))
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            found = self._module_file(base, parts)
+        else:
+            for base in self._import_bases(importer):
+                found = self._module_file(base, parts)
+                if found:
+                    break
+        self._module_paths[key] = found
+        return found
+
+    def _import_bases(self, importer: str) -> list[str]:
+        directory = os.path.dirname(os.path.abspath(importer))
+        top = directory
+        while "__init__.py" in self.roles.listing(top) and os.path.dirname(top) != top:
+            top = os.path.dirname(top)
+        bases = [top]
+        rootdir = self.config(importer).rootdir or self.roles.project_root(directory)
+        if rootdir:
+            bases += [rootdir, os.path.join(rootdir, "src")]
+        return bases
+
+    def _module_file(self, base: str, parts: list[str]) -> str | None:
+        if not parts:
+            candidate = os.path.join(base, "__init__.py")
+            return candidate if os.path.isfile(candidate) else None
+        directory = os.path.join(base, *parts[:-1])
+        names = self.roles.listing(directory)
+        if parts[-1] + ".py" in names:
+            return os.path.join(directory, parts[-1] + ".py")
+        if parts[-1] in names and "__init__.py" in self.roles.listing(os.path.join(directory, parts[-1])):
+            return os.path.join(directory, parts[-1], "__init__.py")
+        return None
+
+    def locate(self, dotted: str, importer: str) -> tuple[ModuleFacts, str] | None:
+        """The module and the qualname (``f`` or ``Class.method``) a dotted
+        reference names, trying the longest module prefix first."""
+        parts = dotted.split(".")
+        leading = len(dotted) - len(dotted.lstrip("."))
+        for split in range(len(parts) - 1, 0, -1):
+            module_name, rest = ".".join(parts[:split]), parts[split:]
+            if len(rest) > 2 or (leading and split <= leading):
+                continue
+            path = self.find_module(module_name, importer)
+            facts = self.module(path) if path else None
+            if facts is not None:
+                return facts, ".".join(rest)
+        return None
+
+    # -- helpers -----------------------------------------------------------------
+    def function(self, module: ModuleFacts, qualname: str, depth: int = 0) -> tuple[ModuleFacts, Function] | None:
+        """A function or method of ``module``; a method missing from its class
+        is looked up in the class's bases, local or imported."""
+        found = module.functions.get(qualname)
+        if found is not None:
+            return module, found
+        owner, dot, method = qualname.partition(".")
+        if not dot or depth > MAX_DEPTH:
+            return None
+        for base in module.classes.get(owner, ()):
+            if base in module.classes:
+                hit = self.function(module, f"{base}.{method}", depth + 1)
+            else:
+                located = self.locate(base, module.path)
+                hit = self.function(located[0], f"{located[1]}.{method}", depth + 1) if located else None
+            if hit is not None:
+                return hit
+        return None
+
+    def asserts(self, module: ModuleFacts, qualname: str, depth: int = 0) -> bool:
+        """Whether the helper asserts, raises or fails the test, itself or
+        through a helper it calls (a fixpoint over the call graph, memoised;
+        a cycle counts as not asserting)."""
+        key = (module.path, qualname)
+        known = self._asserting.get(key)
+        if known is not None:
+            return known
+        self._asserting[key] = False  # in progress: a cycle ends here
+        hit = self.function(module, qualname)
+        result = False
+        if hit is not None and depth <= MAX_DEPTH:
+            owner_module, function = hit
+            owner = function.qualname.partition(".")[0] if "." in function.qualname else None
+            result = function.asserts or any(
+                self._callee_asserts(owner_module, owner, kind, name, depth) for kind, name in function.callees
+            )
+        self._asserting[key] = result
+        return result
+
+    def _callee_asserts(self, module: ModuleFacts, owner: str | None, kind: str, name: str, depth: int) -> bool:
+        if kind == "self":
+            return owner is not None and self.asserts(module, f"{owner}.{name}", depth + 1)
+        if kind == "local":
+            return name in module.functions and self.asserts(module, name, depth + 1)
+        located = self.locate(name, module.path)
+        return located is not None and self.asserts(located[0], located[1], depth + 1)
+
+    def view(self, path: str, tree: ast.Module) -> ProjectView:
+        return ProjectView(self, path, tree)
+
+
+class ProjectView:
+    """The model as one linted file sees it (``ctx.project``).
+
+    Every answer is computed on first use: a file whose rules ask nothing
+    costs nothing beyond its role.
+    """
+
+    def __init__(self, project: Project, path: str, tree: ast.Module) -> None:
+        self.project = project
+        self.path = normal_path(path)
+        self.tree = tree
+        self._own: ModuleFacts | None = None
+        self._fixtures: dict[str, Fixture] | None = None
+        self._effects: dict[str, frozenset[str]] = {}
+
+    @property
+    def role(self) -> Role:
+        return self.project.role(self.path, self.tree)
+
+    @property
+    def collects_functions(self) -> bool:
+        """pytest collects this module's ``test*`` functions: its name
+        matches ``python_files`` (a library of ``TestCase`` classes that
+        only counts as a test module for its classes does not)."""
+        return matches_python_files(self.path, self.project.config(self.path).python_files)
+
+    @property
+    def own(self) -> ModuleFacts:
+        """The facts of the linted module itself (from its tree, not the disk:
+        an editor's buffer may be newer)."""
+        if self._own is None:
+            self._own = read_module(self.path, self.tree)
+        return self._own
+
+    def conftest_modules(self) -> list[ModuleFacts]:
+        found = [self.project.module(p) for p in self.project.conftests(self.path)]
+        return [facts for facts in found if facts is not None]
+
+    def _plugin_modules(self, modules: list[ModuleFacts]) -> list[ModuleFacts]:
+        found = []
+        for module in modules:
+            for name in module.pytest_plugins:
+                path = self.project.find_module(name, module.path)
+                facts = self.project.module(path) if path else None
+                if facts is not None:
+                    found.append(facts)
+        return found
+
+    # -- fixtures ----------------------------------------------------------------
+    def fixtures(self) -> dict[str, Fixture]:
+        """The fixtures this file sees by name: its own first, then the
+        nearest conftest's, then those of the ``pytest_plugins`` modules."""
+        if self._fixtures is None:
+            chain = self.conftest_modules()
+            order = [self.own, *reversed(chain), *self._plugin_modules([self.own, *chain])]
+            visible: dict[str, Fixture] = {}
+            for module in order:
+                for name, fixture in module.fixtures.items():
+                    visible.setdefault(name, fixture)
+            self._fixtures = visible
+        return self._fixtures
+
+    def fixture(self, name: str) -> Fixture | None:
+        """The fixture named ``name`` visible to this file, if the project defines it."""
+        return self.fixtures().get(name)
+
+    def fixture_effects(self, name: str) -> frozenset[str]:
+        """What requesting ``name`` does for a test: its own effects and those
+        of the function-scoped fixtures it requests in turn."""
+        known = self._effects.get(name)
+        if known is not None:
+            return known
+        self._effects[name] = frozenset()  # a cycle adds nothing
+        fixture = self.fixture(name)
+        effects: frozenset[str] = frozenset()
+        if fixture is not None:
+            effects = fixture.effects
+            for requested in fixture.requests:
+                inner = self.fixture(requested)
+                if inner is not None and inner.scope == "function":
+                    effects = effects | self.fixture_effects(requested)
+        self._effects[name] = effects
+        return effects
+
+    def autouse_fixtures(self) -> list[Fixture]:
+        """The module-level autouse fixtures in force for this file's tests."""
+        return [fixture for fixture in self.fixtures().values() if fixture.autouse]
+
+    def effects_for_test(self, requested: list[str] | tuple[str, ...]) -> frozenset[str]:
+        """What happens around a test that requests ``requested`` (its
+        parameters and ``usefixtures`` names): those fixtures' effects and
+        the autouse fixtures', counted only for function scope (a wider
+        fixture restores after many tests, not after this one)."""
+        effects: frozenset[str] = frozenset()
+        names = [*requested, *(f.name for f in self.autouse_fixtures())]
+        for name in names:
+            fixture = self.fixture(name)
+            if fixture is not None and fixture.scope == "function":
+                effects = effects | self.fixture_effects(name)
+        return effects
+
+    def pins_for_test(self, requested: list[str] | tuple[str, ...]) -> Pins:
+        """The conftest chain's pins, and those of the fixtures the test
+        requests or that are autouse, of any scope (a pin holds for as long
+        as the fixture lives, and it isolates every test under it)."""
+        pins = self.pins
+        for name in [*requested, *(f.name for f in self.autouse_fixtures())]:
+            effects = self.fixture_effects(name)
+            if PINS_HOME in effects or PINS_GIT in effects:
+                pins = pins | Pins(home=PINS_HOME in effects, git_config=PINS_GIT in effects or PINS_HOME in effects)
+        return pins
+
+    # -- the tree above ------------------------------------------------------------
+    @property
+    def pins(self) -> Pins:
+        """What the conftest chain pins for this file (home, git config)."""
+        pins = NO_PINS
+        for module in self.conftest_modules():
+            pins = pins | module.pins
+        return pins
+
+    @property
+    def temp_redirected(self) -> bool:
+        """A conftest above points the temp dir at a per-run directory it removes."""
+        return any(module.redirects_temp for module in self.conftest_modules())
+
+    # -- helpers and wrappers ------------------------------------------------------
+    def _resolved(self, dotted: str) -> tuple[ModuleFacts, str] | None:
+        if dotted in self.own.functions or dotted.partition(".")[0] in self.own.classes:
+            return self.own, dotted
+        return self.project.locate(dotted, self.path)
+
+    def is_asserting_helper(self, dotted: str) -> bool:
+        """Whether the helper a call names (its canonical name, as
+        ``ctx.call_name`` gives it: ``tests.helpers.check``,
+        ``.util.Env.invoke``, a function of this file) asserts, raises or
+        fails the test, itself or through the helpers it calls."""
+        located = self._resolved(dotted)
+        return located is not None and self.project.asserts(*located)
+
+    def is_asserting_method(self, class_name: str, method: str) -> bool:
+        """``self.method()`` in a class of this file: the method, found in the
+        class or its bases (local or imported), asserts."""
+        return self.project.asserts(self.own, f"{class_name}.{method}")
+
+    def fixture_method_asserts(self, fixture_name: str, method: str) -> bool:
+        """``env.invoke()`` where ``env`` is a fixture of the project that
+        returns an instance of a project class whose ``invoke`` asserts."""
+        fixture = self.fixture(fixture_name)
+        if fixture is None:
+            return False
+        module = self.project.module(fixture.path) if fixture.path != self.path else self.own
+        function = module.functions.get(fixture.name) if module else None
+        if module is None or function is None or not function.returns:
+            return False
+        returned = function.returns
+        if returned in module.classes:
+            return self.project.asserts(module, f"{returned}.{method}")
+        located = self.project.locate(returned, module.path)
+        return located is not None and self.project.asserts(located[0], f"{located[1]}.{method}")
+
+    def wrapper_kind(self, dotted: str) -> str | None:
+        """``"spawn"``, ``"sleep"`` or ``"temp"`` when the function a call
+        names (canonical name) is a project wrapper that hands its arguments
+        to a child-process spawner, a sleep or a temp maker; else None."""
+        located = self._resolved(dotted)
+        if located is None:
+            return None
+        hit = self.project.function(*located)
+        return hit[1].wraps if hit else None
+
+
+
+def requested_fixtures(scopes: list[Any]) -> list[str]:
+    """The fixture names the test around the walk requests: the parameters
+    of its functions and the ``@pytest.mark.usefixtures(...)`` names on them
+    and on their classes (``scopes``: the context's scope list)."""
+    names: list[str] = []
+    for scope in scopes:
+        node = scope.node
+        if scope.kind == "function":
+            arguments = node.args
+            names.extend(a.arg for a in (*arguments.args, *arguments.kwonlyargs))
+        for decorator in getattr(node, "decorator_list", ()):
+            if isinstance(decorator, ast.Call) and (dotted_name(decorator.func) or "").endswith("usefixtures"):
+                names.extend(a.value for a in decorator.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return names
