@@ -57,6 +57,22 @@ class Runtime:
         self.baseline_dir = baseline.directory if baseline else settings.config_dir
 
 
+def file_role(runtime: Runtime, filename: str, path: str, tree: ast.Module | None = None) -> Role:
+    """The file's role: the ``test-files`` globs when the user gave them
+    (``path`` is the file as they are written, from the project root),
+    else what pytest's configuration makes of the file."""
+    settings = runtime.settings
+    if settings.test_files_given:
+        if not settings.matcher.matches(path):
+            return Role.NOT_TEST
+        return Role.CONFTEST if path.rpartition("/")[2] == "conftest.py" else Role.TEST_MODULE
+    try:
+        return runtime.project.role(filename, tree)
+    except ConfigError as exc:
+        fail(str(exc))
+        raise  # pragma: no cover - fail() exits
+
+
 class HermeticChecker:
     name = "flake8-hermetic"
     version = __version__
@@ -106,18 +122,7 @@ class HermeticChecker:
         return entry_path(self.filename, runtime.baseline_dir)
 
     def role(self, runtime: Runtime, path: str) -> Role:
-        """The file's role: the ``test-files`` globs when the user gave them,
-        else what pytest's configuration makes of the file."""
-        settings = runtime.settings
-        if settings.test_files_given:
-            if not settings.matcher.matches(path):
-                return Role.NOT_TEST
-            return Role.CONFTEST if path.rpartition("/")[2] == "conftest.py" else Role.TEST_MODULE
-        try:
-            return runtime.project.role(self.filename, self.tree if isinstance(self.tree, ast.Module) else None)
-        except ConfigError as exc:
-            fail(str(exc))
-            raise  # pragma: no cover - fail() exits
+        return file_role(runtime, self.filename, path, self.tree if isinstance(self.tree, ast.Module) else None)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         runtime = self.runtime

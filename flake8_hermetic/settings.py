@@ -40,7 +40,8 @@ GLOBAL_OPTIONS_FIRST = (
     OptionSpec(
         "test-files", "list", DEFAULT_TEST_FILES,
         "Comma-separated globs naming the test files the pack lints "
-        "(a glob without '/' matches the file name). Default: %(default)s",
+        "(a glob without '/' matches the file name). Not set: the modules pytest's "
+        "own configuration collects, and conftest.py files (see docs/project-model.md)",
     ),
 )
 GLOBAL_OPTIONS_LAST = (

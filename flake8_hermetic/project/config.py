@@ -101,7 +101,7 @@ def read_pyproject(path: str) -> PytestConfig | None:
 def read_ini(path: str, section: str, always: bool) -> PytestConfig | None:
     """The pytest section of an ini-style file; ``always``: the file is
     pytest's own (``pytest.ini``) and counts even without the section."""
-    parser = configparser.RawConfigParser(strict=False)
+    parser = configparser.RawConfigParser()
     try:
         parser.read(path, encoding="utf-8")
     except configparser.ParsingError as exc:

@@ -22,6 +22,8 @@ from flake8_hermetic.project.modules import PINS_GIT, PINS_HOME, Fixture, Functi
 from flake8_hermetic.project.roles import Role, RoleFinder, defines_test_cases, matches_python_files
 
 MAX_DEPTH = 12  # helper chains followed across modules
+#: base classes whose methods are known: the object protocol and unittest's
+KNOWN_BASES = frozenset({"object", "Exception", "TestCase", "IsolatedAsyncioTestCase"})
 
 
 @dataclass
@@ -192,6 +194,26 @@ class Project:
             if hit is not None:
                 return hit
         return None
+
+    def unread_base(self, module: ModuleFacts, class_name: str, depth: int = 0) -> bool:
+        """Whether the class, or a class it derives from, has a base the
+        model cannot read: neither the project's nor the standard library's
+        ``unittest`` (a third-party test framework's base class)."""
+        if depth > MAX_DEPTH:
+            return False
+        for base in module.classes.get(class_name, ()):
+            if base in module.classes:
+                if self.unread_base(module, base, depth + 1):
+                    return True
+                continue
+            if base in KNOWN_BASES or base.startswith("unittest."):
+                continue
+            located = self.locate(base, module.path)
+            if located is None or located[1] not in located[0].classes:
+                return True
+            if self.unread_base(located[0], located[1], depth + 1):
+                return True
+        return False
 
     def asserts(self, module: ModuleFacts, qualname: str, depth: int = 0) -> bool:
         """Whether the helper asserts, raises or fails the test, itself or
@@ -369,6 +391,15 @@ class ProjectView:
         """``self.method()`` in a class of this file: the method, found in the
         class or its bases (local or imported), asserts."""
         return self.project.asserts(self.own, f"{class_name}.{method}")
+
+    def inherits_unread(self, class_name: str, method: str) -> bool:
+        """``self.method()`` in a class of this file that neither the class
+        nor its readable bases define, while some base comes from outside
+        the project (a test framework's ``*TestCase``): what it does cannot
+        be read, so a rule must not assume it checks nothing."""
+        if self.project.function(self.own, f"{class_name}.{method}") is not None:
+            return False
+        return self.project.unread_base(self.own, class_name)
 
     def fixture_method_asserts(self, fixture_name: str, method: str) -> bool:
         """``env.invoke()`` where ``env`` is a fixture of the project that

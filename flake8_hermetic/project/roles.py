@@ -155,7 +155,7 @@ class RoleFinder:
         if config.testpaths and _under_testpaths(directory, config):
             return True
         return any(
-            matches_python_files(os.path.join(directory, name), config.python_files)
+            self.collected(os.path.join(directory, name), config)
             for name in self.listing(directory) if name.endswith(".py")
         )
 
