@@ -475,3 +475,16 @@ def test_a_run_reads_each_module_once(tmp_path: Path, monkeypatch: pytest.Monkey
     for name in ("test_a.py", "test_b.py"):
         project.view(str(tmp_path / "tests" / name), real_parse("")).conftest_modules()
     assert parsed.count(str(tmp_path / "tests" / "conftest.py")) == 1
+
+
+def test_a_name_reexported_by_the_package_is_followed(tmp_path: Path) -> None:
+    write_tree(tmp_path, {
+        "pytest.ini": "[pytest]\n",
+        "tests/__init__.py": "try:\n    import pytest\nexcept ImportError:\n    pytest = None\nfrom json import dumps\n",
+        "tests/test_a.py": "",
+    })
+    view = view_of(tmp_path, "tests/test_a.py")
+    assert view.reexported(".pytest.fail") == "pytest.fail"
+    assert view.is_asserting_helper(".pytest.raises")
+    assert view.reexported(".dumps") == "json.dumps" and not view.is_asserting_helper(".dumps")
+    assert view.reexported(".nothing.here") is None

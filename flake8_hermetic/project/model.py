@@ -18,7 +18,9 @@ from typing import Any
 from flake8_hermetic.facts.hostpins import NO_PINS, Pins
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.project.config import ConfigFinder, PytestConfig
-from flake8_hermetic.project.modules import PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, read_module
+from flake8_hermetic.project.modules import (
+    FAILING_CALLS, PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, read_module,
+)
 from flake8_hermetic.project.roles import Role, RoleFinder, defines_test_cases, matches_python_files
 
 MAX_DEPTH = 12  # helper chains followed across modules
@@ -379,13 +381,37 @@ class ProjectView:
             return self.own, dotted
         return self.project.locate(dotted, self.path)
 
+    def reexported(self, dotted: str) -> str | None:
+        """The canonical name of something a project module re-exports:
+        ``.pytest.fail`` after ``from . import pytest``, where the package's
+        ``__init__`` did ``import pytest``, is ``pytest.fail``; None when
+        no project module re-exports the name."""
+        leading = len(dotted) - len(dotted.lstrip("."))
+        names = dotted[leading:].split(".")
+        for split in range(len(names) - 1, -1, -1):
+            if split == 0 and not leading:
+                break
+            path = self.project.find_module("." * leading + ".".join(names[:split]), self.path)
+            module = self.project.module(path) if path else None
+            if module is None:
+                continue
+            target = module.aliases.get(names[split])
+            if not target or target.startswith(".") or names[split] in module.functions or names[split] in module.classes:
+                return None
+            return ".".join([target, *names[split + 1:]])
+        return None
+
     def is_asserting_helper(self, dotted: str) -> bool:
         """Whether the helper a call names (its canonical name, as
         ``ctx.call_name`` gives it: ``tests.helpers.check``,
         ``.util.Env.invoke``, a function of this file) asserts, raises or
-        fails the test, itself or through the helpers it calls."""
+        fails the test, itself or through the helpers it calls; or whether
+        it is ``pytest.fail``/``pytest.raises`` re-exported by a module of
+        the project (``from . import pytest``)."""
         located = self._resolved(dotted)
-        return located is not None and self.project.asserts(*located)
+        if located is not None:
+            return self.project.asserts(*located)
+        return self.reexported(dotted) in FAILING_CALLS
 
     def is_asserting_method(self, class_name: str, method: str) -> bool:
         """``self.method()`` in a class of this file: the method, found in the
