@@ -337,10 +337,31 @@ class ProjectView:
         """The module-level autouse fixtures in force for this file's tests."""
         return [fixture for fixture in self.fixtures().values() if fixture.autouse]
 
-    def effects_for_test(self, requested: list[str] | tuple[str, ...]) -> frozenset[str]:
+    def class_autouse(self, class_name: str) -> list[Fixture]:
+        """The autouse fixtures defined in a class of this file and in its
+        bases (of this file or imported from the project)."""
+        found: list[Fixture] = []
+        self._class_autouse(self.own, class_name, found, 0)
+        return found
+
+    def _class_autouse(self, module: ModuleFacts, class_name: str, found: list[Fixture], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            return
+        found.extend(f for f in module.class_fixtures.get(class_name, {}).values() if f.autouse)
+        for base in module.classes.get(class_name, ()):
+            if base in module.classes:
+                self._class_autouse(module, base, found, depth + 1)
+            elif not base.startswith("unittest.") and base not in KNOWN_BASES:
+                located = self.project.locate(base, module.path)
+                if located is not None:
+                    self._class_autouse(located[0], located[1], found, depth + 1)
+
+    def effects_for_test(self, requested: list[str] | tuple[str, ...], class_name: str | None = None) -> frozenset[str]:
         """What happens around a test that requests ``requested`` (its
-        parameters and ``usefixtures`` names): those fixtures' effects and
-        the autouse fixtures', counted only for function scope (a wider
+        parameters and ``usefixtures`` names), in the class ``class_name``
+        of this file if any: those fixtures' effects and the autouse
+        fixtures' (the module's, the conftest chain's, the plugins', the
+        class's and its bases'), counted only for function scope (a wider
         fixture restores after many tests, not after this one)."""
         effects: frozenset[str] = frozenset()
         names = [*requested, *(f.name for f in self.autouse_fixtures())]
@@ -348,6 +369,9 @@ class ProjectView:
             fixture = self.fixture(name)
             if fixture is not None and fixture.scope == "function":
                 effects = effects | self.fixture_effects(name)
+        for fixture in self.class_autouse(class_name) if class_name else ():
+            if fixture.scope == "function":
+                effects = effects | fixture.effects
         return effects
 
     def pins_for_test(self, requested: list[str] | tuple[str, ...]) -> Pins:

@@ -92,6 +92,8 @@ class ModuleFacts:
     #: class name -> its bases' references (local names or dotted)
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fixtures: dict[str, Fixture] = field(default_factory=dict)
+    #: class name -> the fixtures defined in its body (a base class's autouse ones apply to its subclasses' tests)
+    class_fixtures: dict[str, dict[str, Fixture]] = field(default_factory=dict)
     pytest_plugins: tuple[str, ...] = ()
     pins: Pins = NO_PINS
     redirects_temp: bool = False
@@ -353,6 +355,9 @@ def read_module(path: str, tree: ast.Module) -> ModuleFacts:
                 if isinstance(item, DEF_TYPES):
                     qualname = f"{stmt.name}.{item.name}"
                     facts.functions.setdefault(qualname, reader.function(item, qualname, in_class=True))
+                    fixture = reader.fixture(item, path)
+                    if fixture is not None:
+                        facts.class_fixtures.setdefault(stmt.name, {}).setdefault(fixture.name, fixture)
         elif isinstance(stmt, (ast.If, ast.Try)):
             pending.extend((*stmt.body, *stmt.orelse, *getattr(stmt, "finalbody", ())))
     facts.pytest_plugins = _plugins(tree)

@@ -75,8 +75,9 @@ class ChdirRule(UndoneChangeRule):
       fail.
 
     - a test that asks (as a parameter, with `usefixtures`, or through an
-      autouse fixture) for a function-scoped fixture of the project (this
-      file, a `conftest.py` above it, a `pytest_plugins` module) that
+      autouse fixture, also one of its class or of a base class the project
+      defines) for a function-scoped fixture of the project (this file, a
+      `conftest.py` above it, a `pytest_plugins` module) that
       calls `monkeypatch.chdir()` (monkeypatch puts the first directory
       back at teardown, whatever the test changed since), changes back
       after its `yield` or in a `finally`, or yields inside a

@@ -100,8 +100,9 @@ class RawEnvironMutationRule(UndoneChangeRule):
       refused.
 
     - a test that asks (as a parameter, with `usefixtures`, or through an
-      autouse fixture) for a function-scoped fixture of the project (this
-      file, a `conftest.py` above it, a `pytest_plugins` module) that
+      autouse fixture, also one of its class or of a base class the project
+      defines) for a function-scoped fixture of the project (this file, a
+      `conftest.py` above it, a `pytest_plugins` module) that
       snapshots `os.environ` and puts it back after its `yield` or in a
       `finally` (`saved = os.environ.copy()` ... `os.environ.clear();
       os.environ.update(saved)`), or yields inside `with

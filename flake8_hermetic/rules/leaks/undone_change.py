@@ -215,7 +215,11 @@ class UndoneChangeRule(Rule):
                         return True
                     requested.extend(used)
         effect = self.RESTORED_EFFECT
-        return effect is not None and effect in self.ctx.project.effects_for_test(requested)
+        if effect is None:
+            return False
+        classes = [scope.name for scope in self.ctx.scopes if scope.kind == "class"]
+        # the test's class (a module-level class: the model knows those) and its bases' autouse fixtures count
+        return effect in self.ctx.project.effects_for_test(requested, classes[0] if len(classes) == 1 else None)
 
     def _in_restorer(self, node: ast.AST) -> bool:
         """``__exit__`` or a ``restore_*()`` function is the restore half."""
