@@ -488,3 +488,35 @@ def test_a_name_reexported_by_the_package_is_followed(tmp_path: Path) -> None:
     assert view.is_asserting_helper(".pytest.raises")
     assert view.reexported(".dumps") == "json.dumps" and not view.is_asserting_helper(".dumps")
     assert view.reexported(".nothing.here") is None
+
+
+def test_a_raise_checks_an_outcome_not_the_arguments(tmp_path: Path) -> None:
+    write_tree(tmp_path, {
+        "pytest.ini": "[pytest]\n",
+        "tests/shell.py": """
+            import os, shutil, subprocess
+
+            def rm(path, recursive=False):
+                if os.path.isdir(path):
+                    if not recursive:
+                        raise OSError("is a directory")
+                    shutil.rmtree(path)
+
+            def run(cmd):
+                proc = subprocess.run(cmd)
+                if proc.returncode != 0:
+                    raise RuntimeError(proc.stderr)
+
+            def fail(message):
+                raise AssertionError(message)
+
+            def unsupported():
+                raise ValueError("unsupported")
+            """,
+        "tests/test_a.py": "",
+    })
+    view = view_of(tmp_path, "tests/test_a.py")
+    assert not view.is_asserting_helper("tests.shell.rm")  # validates its arguments
+    assert view.is_asserting_helper("tests.shell.run")  # checks the exit status
+    assert view.is_asserting_helper("tests.shell.fail")
+    assert not view.is_asserting_helper("tests.shell.unsupported")

@@ -38,6 +38,8 @@ TEMP_MAKERS = frozenset({
 WRAPPED_KINDS = (("spawn", SPAWNERS), ("sleep", SLEEPS), ("temp", TEMP_MAKERS))
 #: exceptions a helper raises that do not fail the test on a check
 NOT_A_CHECK = ("NotImplementedError", "SkipTest", "Skipped", "StopIteration", "KeyboardInterrupt")
+#: exceptions that are a failed check whatever guards them
+FAILURES = frozenset({"AssertionError", "failureException", "Failed", "TestFailed", "Failure"})
 FAILING_CALLS = frozenset({"pytest.fail", "pytest.raises", "pytest.warns", "pytest.deprecated_call"})
 ENVIRON_SNAPSHOTS = frozenset({"os.environ.copy", "dict", "copy.copy", "copy.deepcopy"})
 ENVIRON_RESTORES = frozenset({"os.environ.clear", "os.environ.update"})
@@ -148,12 +150,15 @@ class _Reader:
         for extra in (node.args.vararg, node.args.kwarg):
             if extra is not None:
                 params.add(extra.arg)
+        checked = _checking_raises(nodes, params)
         for sub in nodes:
             if isinstance(sub, ast.Assert):
                 facts.asserts = True
             elif isinstance(sub, ast.Raise) and sub.exc is not None:
-                raised = dotted_name(sub.exc.func if isinstance(sub.exc, ast.Call) else sub.exc) or ""
-                if not raised.rpartition(".")[2].startswith(NOT_A_CHECK):
+                raised = (dotted_name(sub.exc.func if isinstance(sub.exc, ast.Call) else sub.exc) or "").rpartition(".")[2]
+                if raised in FAILURES or raised.endswith(("Failed", "Failure")) or (
+                    id(sub) in checked and not raised.startswith(NOT_A_CHECK)
+                ):
                     facts.asserts = True
             elif isinstance(sub, ast.Call):
                 self._call(sub, facts, params, in_class)
@@ -270,6 +275,26 @@ class _Reader:
         if pins.git_config:
             found.add(PINS_GIT)
         return frozenset(found)
+
+
+def _checking_raises(nodes: list[ast.AST], params: set[str]) -> set[int]:
+    """The raises (by id) that check an outcome: under an ``if`` whose test
+    reads a local the helper got from a call (``result =
+    subprocess.run(...)``; ``if result.returncode: raise ...``). A raise
+    tested on the parameters alone validates the arguments (``if not
+    recursive: raise OSError(EISDIR)``): the caller's misuse, not a check."""
+    from_calls = {
+        target.id for sub in nodes if isinstance(sub, ast.Assign) and isinstance(sub.value, (ast.Call, ast.Await))
+        for target in sub.targets if isinstance(target, ast.Name) and target.id not in params
+    }
+    found: set[int] = set()
+    for sub in nodes:
+        if isinstance(sub, ast.If) and any(
+            isinstance(name, ast.Name) and name.id in from_calls for name in ast.walk(sub.test)
+        ):
+            for stmt in sub.body:
+                found.update(id(inner) for inner in ast.walk(stmt) if isinstance(inner, ast.Raise))
+    return found
 
 
 def _holds_line(node: ast.AST, line: int) -> bool:
