@@ -17,7 +17,6 @@ from flake8_hermetic.baseline.format import entry_path
 from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.facts.hostpins import conftest_pins, directory_pins
-from flake8_hermetic.options import ConfigError
 from flake8_hermetic.patterns import PatternRuleSet, load_pattern_rules
 from flake8_hermetic.project import Project, Role, new_run
 from flake8_hermetic.rule import Rule

@@ -25,6 +25,9 @@ from flake8_hermetic.project.modules import (
 )
 from tests.helpers import flake8, write_tree
 
+# the model's tests read fixture projects' trees (copies in tmp_path), not this checkout's
+pytestmark = pytest.mark.xdist_group(name="tree_scan_test_project_model")
+
 PROJECTS = Path(__file__).parent / "fixtures" / "projects"
 MARKER = re.compile(r"#\s*(HRM\d{3})\b")
 REPORTED = re.compile(r"^(?:\./)?(?P<path>[^:]+):(?P<line>\d+):\d+: (?P<code>HRM\d{3}) ")
@@ -112,17 +115,25 @@ def test_a_malformed_pytest_config_is_one_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("files", "config_name"),
     [
-        pytest.param({"pytest.ini": "[pytest]\npython_files = check_*.py\ntestpaths = t\n"}, "pytest.ini", id="pytest.ini"),
+        pytest.param(
+            {"pytest.ini": "[pytest]\npython_files = check_*.py\ntestpaths = t\n"}, "pytest.ini", id="pytest.ini",
+        ),
         pytest.param({".pytest.ini": "[pytest]\npython_files = check_*.py\ntestpaths = t\n"}, ".pytest.ini",
                      id="dot-pytest.ini"),
-        pytest.param({"pyproject.toml": '[tool.pytest.ini_options]\npython_files = ["check_*.py"]\ntestpaths = ["t"]\n'},
-                     "pyproject.toml", id="pyproject-ini-options"),
+        pytest.param(
+            {"pyproject.toml": '[tool.pytest.ini_options]\npython_files = ["check_*.py"]\ntestpaths = ["t"]\n'},
+            "pyproject.toml", id="pyproject-ini-options",
+        ),
         pytest.param({"pyproject.toml": '[tool.pytest]\npython_files = ["check_*.py"]\ntestpaths = ["t"]\n'},
                      "pyproject.toml", id="pyproject-native"),
-        pytest.param({"tox.ini": "[tox]\nenvlist = py\n[pytest]\npython_files = check_*.py\ntestpaths = t\n"}, "tox.ini",
-                     id="tox.ini"),
-        pytest.param({"setup.cfg": "[metadata]\nname = x\n[tool:pytest]\npython_files = check_*.py\ntestpaths = t\n"},
-                     "setup.cfg", id="setup.cfg"),
+        pytest.param(
+            {"tox.ini": "[tox]\nenvlist = py\n[pytest]\npython_files = check_*.py\ntestpaths = t\n"},
+            "tox.ini", id="tox.ini",
+        ),
+        pytest.param(
+            {"setup.cfg": "[metadata]\nname = x\n[tool:pytest]\npython_files = check_*.py\ntestpaths = t\n"},
+            "setup.cfg", id="setup.cfg",
+        ),
     ],
 )
 def test_each_config_kind_is_read(tmp_path: Path, files: dict[str, str], config_name: str) -> None:
@@ -349,8 +360,9 @@ def test_fixture_scope_autouse_name_and_requests() -> None:
         """
     )
     assert set(fixtures) == {"db", "plain"}
-    assert (fixtures["db"].scope, fixtures["db"].autouse, fixtures["db"].requests) == ("session", True, ("tmp_path_factory",))
-    assert (fixtures["plain"].scope, fixtures["plain"].autouse, fixtures["plain"].requests) == ("function", False, ("db",))
+    db, plain = fixtures["db"], fixtures["plain"]
+    assert (db.scope, db.autouse, db.requests) == ("session", True, ("tmp_path_factory",))
+    assert (plain.scope, plain.autouse, plain.requests) == ("function", False, ("db",))
 
 
 def view_of(root: Path, relative: str) -> object:
@@ -456,7 +468,8 @@ def test_a_module_is_read_again_when_its_stamp_changes(tmp_path: Path) -> None:
     assert new_run().view(str(test_file), tree).fixture("home") is None
     conftest = tmp_path / "tests" / "conftest.py"
     conftest.write_text(
-        "import pytest\n\n@pytest.fixture\ndef home(monkeypatch, tmp_path):\n    monkeypatch.setenv('HOME', str(tmp_path))\n"
+        "import pytest\n\n@pytest.fixture\ndef home(monkeypatch, tmp_path):\n"
+        "    monkeypatch.setenv('HOME', str(tmp_path))\n"
     )
     stamp = time.time() + 5
     os.utime(conftest, (stamp, stamp))
@@ -465,22 +478,31 @@ def test_a_module_is_read_again_when_its_stamp_changes(tmp_path: Path) -> None:
 
 
 def test_a_run_reads_each_module_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_tree(tmp_path, {"pytest.ini": "[pytest]\n", "tests/conftest.py": "X = 1\n", "tests/test_a.py": "", "tests/test_b.py": ""})
+    write_tree(tmp_path, {
+        "pytest.ini": "[pytest]\n", "tests/conftest.py": "X = 1\n", "tests/test_a.py": "", "tests/test_b.py": "",
+    })
     parsed: list[str] = []
     real_parse = ast.parse
-    monkeypatch.setattr(ast, "parse", lambda source, filename="<unknown>", **kw: (parsed.append(filename), real_parse(source, filename, **kw))[1])
+
+    def counting_parse(source: bytes, filename: str = "<unknown>", **kw: object) -> ast.Module:
+        parsed.append(filename)
+        return real_parse(source, filename, **kw)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(ast, "parse", counting_parse)
     stamp = time.time() + 10
     os.utime(tmp_path / "tests" / "conftest.py", (stamp, stamp))
     project = Project()
-    for name in ("test_a.py", "test_b.py"):
-        project.view(str(tmp_path / "tests" / name), real_parse("")).conftest_modules()
+    project.view(str(tmp_path / "tests" / "test_a.py"), real_parse("")).conftest_modules()
+    project.view(str(tmp_path / "tests" / "test_b.py"), real_parse("")).conftest_modules()
     assert parsed.count(str(tmp_path / "tests" / "conftest.py")) == 1
 
 
 def test_a_name_reexported_by_the_package_is_followed(tmp_path: Path) -> None:
     write_tree(tmp_path, {
         "pytest.ini": "[pytest]\n",
-        "tests/__init__.py": "try:\n    import pytest\nexcept ImportError:\n    pytest = None\nfrom json import dumps\n",
+        "tests/__init__.py": (
+            "try:\n    import pytest\nexcept ImportError:\n    pytest = None\nfrom json import dumps\n"
+        ),
         "tests/test_a.py": "",
     })
     view = view_of(tmp_path, "tests/test_a.py")

@@ -420,7 +420,8 @@ class ProjectView:
             if module is None:
                 continue
             target = module.aliases.get(names[split])
-            if not target or target.startswith(".") or names[split] in module.functions or names[split] in module.classes:
+            defined_here = names[split] in module.functions or names[split] in module.classes
+            if not target or target.startswith(".") or defined_here:
                 return None
             return ".".join([target, *names[split + 1:]])
         return None
@@ -478,7 +479,6 @@ class ProjectView:
         return hit[1].wraps if hit else None
 
 
-
 def requested_fixtures(scopes: list[Any]) -> list[str]:
     """The fixture names the test around the walk requests: the parameters
     of its functions and the ``@pytest.mark.usefixtures(...)`` names on them
@@ -491,5 +491,7 @@ def requested_fixtures(scopes: list[Any]) -> list[str]:
             names.extend(a.arg for a in (*arguments.args, *arguments.kwonlyargs))
         for decorator in getattr(node, "decorator_list", ()):
             if isinstance(decorator, ast.Call) and (dotted_name(decorator.func) or "").endswith("usefixtures"):
-                names.extend(a.value for a in decorator.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+                names.extend(
+                    a.value for a in decorator.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                )
     return names

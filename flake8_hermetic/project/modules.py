@@ -155,7 +155,8 @@ class _Reader:
             if isinstance(sub, ast.Assert):
                 facts.asserts = True
             elif isinstance(sub, ast.Raise) and sub.exc is not None:
-                raised = (dotted_name(sub.exc.func if isinstance(sub.exc, ast.Call) else sub.exc) or "").rpartition(".")[2]
+                exc = sub.exc.func if isinstance(sub.exc, ast.Call) else sub.exc
+                raised = (dotted_name(exc) or "").rpartition(".")[2]
                 if raised in FAILURES or raised.endswith(("Failed", "Failure")) or (
                     id(sub) in checked and not raised.startswith(NOT_A_CHECK)
                 ):
@@ -249,7 +250,8 @@ class _Reader:
                     if isinstance(call, ast.Call) and _patches_environ(self, call):
                         found.add(RESTORES_ENV)
             if not isinstance(sub, ast.Call):
-                if isinstance(sub, ast.Assign) and any(self.name(t) == "os.environ" for t in sub.targets) and after(sub):
+                rebinds = isinstance(sub, ast.Assign) and any(self.name(t) == "os.environ" for t in sub.targets)
+                if rebinds and after(sub):
                     found.add(RESTORES_ENV if snapshot else SETS_ENV)
                 elif isinstance(sub, (ast.Assign, ast.AugAssign)) and _writes_environ(self, sub):
                     found.add(SETS_ENV)
@@ -329,7 +331,8 @@ def _mentions_any(call: ast.Call, params: set[str]) -> bool:
 
 def _plugins(tree: ast.Module) -> tuple[str, ...]:
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in stmt.targets):
+        names = [t.id for t in getattr(stmt, "targets", ()) if isinstance(t, ast.Name)]
+        if isinstance(stmt, ast.Assign) and "pytest_plugins" in names:
             value = stmt.value
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
                 return (value.value,)
