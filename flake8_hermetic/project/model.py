@@ -261,6 +261,7 @@ class ProjectView:
         self.path = normal_path(path)
         self.tree = tree
         self._own: ModuleFacts | None = None
+        self._tops: set[str] | None = None
         self._fixtures: dict[str, Fixture] | None = None
         self._effects: dict[str, frozenset[str]] = {}
 
@@ -400,8 +401,17 @@ class ProjectView:
         return any(module.redirects_temp for module in self.conftest_modules())
 
     # -- helpers and wrappers ------------------------------------------------------
+    @property
+    def _top_names(self) -> set[str]:
+        """The names the module's own top-level defs and classes bind (no walk)."""
+        if self._tops is None:
+            defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            self._tops = {stmt.name for stmt in self.tree.body if isinstance(stmt, defs)}
+        return self._tops
+
     def _resolved(self, dotted: str) -> tuple[ModuleFacts, str] | None:
-        if dotted in self.own.functions or dotted.partition(".")[0] in self.own.classes:
+        # the module itself is read only when the name is one of its own defs
+        if dotted.partition(".")[0] in self._top_names:
             return self.own, dotted
         return self.project.locate(dotted, self.path)
 

@@ -511,7 +511,7 @@ class NoAssertionRule(Rule):
         assert, raise or fail the test count as the test's assertion: the
         project model reads them, and the helpers they call, from source."""
         project = self.ctx.project
-        for facts in self.facts.values():
+        for facts in self._reachable_from_silent_tests():
             if facts.asserts:
                 continue
             owner = facts.owner.name if facts.owner is not None else None
@@ -527,6 +527,25 @@ class NoAssertionRule(Rule):
                 if hit:
                     facts.asserts = True
                     break
+
+    def _reachable_from_silent_tests(self) -> list[AssertionFacts]:
+        """The tests that assert nothing so far, and the functions of the
+        file they call, directly or not: only those can change a verdict."""
+        by_name: dict[str, list[AssertionFacts]] = {}
+        for facts in self.facts.values():
+            by_name.setdefault(facts.name, []).append(facts)
+        pending = [facts for facts, _, _ in self.tests if not facts.asserts]
+        seen = {id(facts) for facts in pending}
+        found = []
+        while pending:
+            facts = pending.pop()
+            found.append(facts)
+            for callee in facts.callees or ():
+                for helper in by_name.get(callee, ()):
+                    if id(helper) not in seen:
+                        seen.add(id(helper))
+                        pending.append(helper)
+        return found
 
     def _spread_assertions(self) -> None:
         """A function asserts when a helper of the file it calls asserts, a
