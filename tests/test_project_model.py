@@ -542,3 +542,17 @@ def test_a_raise_checks_an_outcome_not_the_arguments(tmp_path: Path) -> None:
     assert view.is_asserting_helper("tests.shell.run")  # checks the exit status
     assert view.is_asserting_helper("tests.shell.fail")
     assert not view.is_asserting_helper("tests.shell.unsupported")
+
+
+def test_the_code_under_test_is_no_helper(tmp_path: Path) -> None:
+    """A function of the library that raises on bad input is the workload a
+    test exercises, not a check of it: only the test tree's helpers count."""
+    write_tree(tmp_path, {
+        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+        "src/lib/__init__.py": "def parse(text):\n    value = int(text)\n    if value < 0:\n        raise ValueError(text)\n",
+        "tests/helpers.py": "def check(text):\n    value = int(text)\n    if value < 0:\n        raise ValueError(text)\n",
+        "tests/test_a.py": "",
+    })
+    view = view_of(tmp_path, "tests/test_a.py")
+    assert not view.is_asserting_helper("lib.parse")
+    assert view.is_asserting_helper("tests.helpers.check")

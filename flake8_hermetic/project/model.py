@@ -60,6 +60,7 @@ class Project:
         self._checked: dict[str, ModuleFacts | None] = {}
         self._module_paths: dict[tuple[str, str], str | None] = {}
         self._asserting: dict[tuple[str, str], bool] = {}
+        self._in_tree: dict[str, bool] = {}
 
     # -- files -----------------------------------------------------------------
     def module(self, path: str) -> ModuleFacts | None:
@@ -95,6 +96,13 @@ class Project:
         if role is Role.SUPPORT and tree is not None and defines_test_cases(tree):
             return Role.TEST_MODULE
         return role
+
+    def in_test_tree(self, path: str) -> bool:
+        """The module is test code (a test module, conftest or support module), not the code under test."""
+        known = self._in_tree.get(path)
+        if known is None:
+            known = self._in_tree[path] = self.roles.role(path, self.config(path)) is not Role.NOT_TEST
+        return known
 
     def conftests(self, path: str) -> list[str]:
         """The conftest files pytest loads for ``path``, from the top down."""
@@ -228,7 +236,8 @@ class Project:
         self._asserting[key] = False  # in progress: a cycle ends here
         hit = self.function(module, qualname)
         result = False
-        if hit is not None and depth <= MAX_DEPTH:
+        # only the test tree's helpers check: the code under test raising is the workload, not a check
+        if hit is not None and depth <= MAX_DEPTH and self.in_test_tree(hit[0].path):
             owner_module, function = hit
             owner = function.qualname.partition(".")[0] if "." in function.qualname else None
             result = function.asserts or any(
