@@ -19,7 +19,7 @@ from flake8_hermetic.facts.hostpins import NO_PINS, Pins
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.project.config import ConfigFinder, PytestConfig
 from flake8_hermetic.project.modules import (
-    FAILING_CALLS, PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, read_module,
+    FAILING_CALLS, PER_TEST_TEARDOWNS, PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, read_module,
 )
 from flake8_hermetic.project.roles import Role, RoleFinder, defines_test_cases, matches_python_files
 
@@ -365,6 +365,32 @@ class ProjectView:
                 located = self.project.locate(base, module.path)
                 if located is not None:
                     self._class_autouse(located[0], located[1], found, depth + 1)
+
+    def teardown_restores(self, class_name: str) -> frozenset[str]:
+        """The state ("cwd", "env") that a per-test teardown (``tearDown``,
+        ``asyncTearDown``, ``teardown_method``) of a base class in another
+        module of the project writes back after every test of this file's
+        class ``class_name`` (``TempdirManager.tearDown``:
+        ``os.chdir(self._olddir)``). The file's own classes are the rules'."""
+        touched: set[str] = set()
+        self._teardowns(self.own, class_name, touched, 0)
+        return frozenset(touched)
+
+    def _teardowns(self, module: ModuleFacts, class_name: str, touched: set[str], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            return
+        if module is not self.own:
+            for method in PER_TEST_TEARDOWNS:
+                function = module.functions.get(f"{class_name}.{method}")
+                if function is not None:
+                    touched.update(function.touches)
+        for base in module.classes.get(class_name, ()):
+            if base in module.classes:
+                self._teardowns(module, base, touched, depth + 1)
+            elif not base.startswith("unittest.") and base not in KNOWN_BASES:
+                located = self.project.locate(base, module.path)
+                if located is not None:
+                    self._teardowns(located[0], located[1], touched, depth + 1)
 
     def effects_for_test(self, requested: list[str] | tuple[str, ...], class_name: str | None = None) -> frozenset[str]:
         """What happens around a test that requests ``requested`` (its

@@ -47,6 +47,8 @@ TEMP_VARIABLES = frozenset({"TMPDIR", "TEMP", "TMP"})
 PER_RUN_TEMP = frozenset({"mkdtemp", "TemporaryDirectory", "getbasetemp", "mktemp"})
 REMOVALS = frozenset({"rmtree", "cleanup", "register", "getbasetemp"})
 SESSION_HOOKS = frozenset({"pytest_configure", "pytest_sessionstart"})
+#: the methods that run after every test of their class
+PER_TEST_TEARDOWNS = frozenset({"tearDown", "asyncTearDown", "teardown_method"})
 
 
 def resolve_with(aliases: dict[str, str], node: ast.AST) -> str | None:
@@ -84,6 +86,8 @@ class Function:
     wraps: str | None = None
     #: the class reference a fixture returns or yields (``return Env(...)``)
     returns: str | None = None
+    #: the process state its body changes: "cwd" (``os.chdir``), "env" (a write of ``os.environ``)
+    touches: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -165,7 +169,25 @@ class _Reader:
                 self._call(sub, facts, params, in_class)
         if _decorator_call(node, "fixture") is not None or _decorator_call(node, "yield_fixture") is not None:
             facts.returns = self._returned_class(nodes)
+        if in_class and qualname.rpartition(".")[2] in PER_TEST_TEARDOWNS:
+            facts.touches = self._touches(nodes)
         return facts
+
+    def _touches(self, nodes: list[ast.AST]) -> frozenset[str]:
+        touched = set()
+        for sub in nodes:
+            if isinstance(sub, ast.Call):
+                name = self.name(sub.func)
+                if name in ("os.chdir", "os.fchdir"):
+                    touched.add("cwd")
+                elif name in ENVIRON_RESTORES or name in ("os.environ.pop", "os.unsetenv", "os.putenv"):
+                    touched.add("env")
+            elif isinstance(sub, (ast.Assign, ast.Delete)):
+                targets = sub.targets
+                if any(self.name(t) == "os.environ" or (
+                    isinstance(t, ast.Subscript) and self.name(t.value) == "os.environ") for t in targets):
+                    touched.add("env")
+        return frozenset(touched)
 
     def _call(self, call: ast.Call, facts: Function, params: set[str], in_class: bool) -> None:
         func = call.func

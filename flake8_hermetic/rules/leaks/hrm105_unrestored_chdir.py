@@ -83,6 +83,10 @@ class ChdirRule(UndoneChangeRule):
       after its `yield` or in a `finally`, or yields inside a
       `with chdir(...)` block; also through the fixtures it requests.
 
+    - in a class derived from a base class of another module of the
+      project whose per-test teardown (`tearDown`, `asyncTearDown`,
+      `teardown_method`) changes back to the saved directory (read by the project model).
+
     A restore done by a fixture the test does not ask for (and that is
     not autouse), or by a fixture of a wider scope, does not count.
     """
@@ -95,6 +99,7 @@ class ChdirRule(UndoneChangeRule):
     CWD_READERS = frozenset({"os.getcwd", "os.getcwdb", "pathlib.Path.cwd"})
     STATE_WORDS = ("cwd", "chdir", "workdir")
     RESTORING_FIXTURES = CWD_FIXTURES
+    RESTORED_STATE = "cwd"
     RESTORED_EFFECT = RESTORES_CWD
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:

@@ -112,6 +112,10 @@ class RawEnvironMutationRule(UndoneChangeRule):
       in a session hook of a conftest (`pytest_configure`,
       `pytest_sessionstart`), or in a session-scoped fixture.
 
+    - in a class derived from a base class of another module of the
+      project whose per-test teardown (`tearDown`, `asyncTearDown`,
+      `teardown_method`) writes the environment back (read by the project model).
+
     A restore done by a fixture the test does not ask for (and that is
     not autouse), or by a fixture of a wider scope, does not count.
     """
@@ -123,6 +127,7 @@ class RawEnvironMutationRule(UndoneChangeRule):
     calls = WRITERS | {f"{owner}.{method}" for owner in ENVIRON for method in ENVIRON_MUTATORS}
 
     STATE_WORDS = ("env",)
+    RESTORED_STATE = "env"
     RESTORED_EFFECT = RESTORES_ENV
     #: pytest hooks that run once per session, before any test
     SESSION_HOOKS = frozenset({"pytest_configure", "pytest_sessionstart", "pytest_sessionfinish", "pytest_unconfigure"})

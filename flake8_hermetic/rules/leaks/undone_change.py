@@ -219,7 +219,14 @@ class UndoneChangeRule(Rule):
             return False
         classes = [scope.name for scope in self.ctx.scopes if scope.kind == "class"]
         # the test's class (a module-level class: the model knows those) and its bases' autouse fixtures count
-        return effect in self.ctx.project.effects_for_test(requested, classes[0] if len(classes) == 1 else None)
+        class_name = classes[0] if len(classes) == 1 else None
+        if effect in self.ctx.project.effects_for_test(requested, class_name):
+            return True
+        # a base class of another module whose per-test tearDown writes the state back
+        return class_name is not None and self.RESTORED_STATE in self.ctx.project.teardown_restores(class_name)
+
+    #: the state a base class's tearDown is read for ("cwd", "env"; see ProjectView.teardown_restores)
+    RESTORED_STATE = ""
 
     def _in_restorer(self, node: ast.AST) -> bool:
         """``__exit__`` or a ``restore_*()`` function is the restore half."""
