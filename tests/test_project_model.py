@@ -549,8 +549,8 @@ def test_the_code_under_test_is_no_helper(tmp_path: Path) -> None:
     test exercises, not a check of it: only the test tree's helpers count."""
     write_tree(tmp_path, {
         "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
-        "src/lib/__init__.py": "def parse(text):\n    value = int(text)\n    if value < 0:\n        raise ValueError(text)\n",
-        "tests/helpers.py": "def check(text):\n    value = int(text)\n    if value < 0:\n        raise ValueError(text)\n",
+        "src/lib/__init__.py": "def parse(text):\n    value = int(text)\n    if value < 0:\n        raise ValueError\n",
+        "tests/helpers.py": "def check(text):\n    value = int(text)\n    if value < 0:\n        raise ValueError\n",
         "tests/test_a.py": "",
     })
     view = view_of(tmp_path, "tests/test_a.py")

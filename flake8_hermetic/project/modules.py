@@ -183,10 +183,11 @@ class _Reader:
                 elif name in ENVIRON_RESTORES or name in ("os.environ.pop", "os.unsetenv", "os.putenv"):
                     touched.add("env")
             elif isinstance(sub, (ast.Assign, ast.Delete)):
-                targets = sub.targets
-                if any(self.name(t) == "os.environ" or (
-                    isinstance(t, ast.Subscript) and self.name(t.value) == "os.environ") for t in targets):
-                    touched.add("env")
+                for target in sub.targets:
+                    if isinstance(target, ast.Subscript):
+                        target = target.value
+                    if self.name(target) == "os.environ":
+                        touched.add("env")
         return frozenset(touched)
 
     def _call(self, call: ast.Call, facts: Function, params: set[str], in_class: bool) -> None:
