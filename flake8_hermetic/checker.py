@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import multiprocessing
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
@@ -68,8 +70,27 @@ def file_role(runtime: Runtime, filename: str, path: str, tree: ast.Module | Non
     try:
         return runtime.project.role(filename, tree)
     except ConfigError as exc:
-        fail(str(exc))
-        raise  # pragma: no cover - fail() exits
+        if multiprocessing.current_process().name == "MainProcess":
+            fail(str(exc))
+        # a config below the linted paths, met in a --jobs worker (exiting there would hang
+        # flake8's pool): the one line, once per worker, and pytest's defaults below it
+        print(f"flake8-hermetic: {exc}", file=sys.stderr)
+        return runtime.project.role(filename, tree)
+
+
+def check_pytest_configs(runtime: Runtime, options: argparse.Namespace) -> None:
+    """Read the pytest configuration of each path flake8 was given, in the
+    main process: a malformed one stops the run with one line (a ``--jobs``
+    worker cannot stop it)."""
+    paths = list(getattr(options, "filenames", None) or ["."])
+    for path in paths:
+        if path == "-":
+            path = getattr(options, "stdin_display_name", None) or "."
+            path = os.path.dirname(path) or "."
+        directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        runtime.project.configs.for_directory(directory)
+        for problem in runtime.project.configs.take_problems():
+            fail(str(problem))
 
 
 class HermeticChecker:
@@ -116,6 +137,8 @@ class HermeticChecker:
         cls.runtime = Runtime(
             settings, active, baseline, patterns, disable_noqa=bool(getattr(options, "disable_noqa", False))
         )
+        if not settings.test_files_given:
+            check_pytest_configs(cls.runtime, options)
 
     def relative_path(self, runtime: Runtime) -> str:
         return entry_path(self.filename, runtime.baseline_dir)

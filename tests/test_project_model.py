@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from flake8_hermetic.options import ConfigError
 from flake8_hermetic.project import Project, Role, new_run
 from flake8_hermetic.project.config import DEFAULT_NORECURSEDIRS, DEFAULT_PYTHON_FILES, ConfigFinder
 from flake8_hermetic.project.modules import (
@@ -186,9 +185,11 @@ def test_an_empty_pytest_ini_is_the_rootdir_with_defaults(tmp_path: Path) -> Non
 )
 def test_a_malformed_config_names_file_and_line(tmp_path: Path, name: str, text: str, line: int, problem: str) -> None:
     (tmp_path / name).write_text(text, encoding="utf-8")
-    with pytest.raises(ConfigError) as caught:
-        ConfigFinder().for_directory(str(tmp_path))
-    message = str(caught.value)
+    finder = ConfigFinder()
+    assert finder.for_directory(str(tmp_path)).path is None  # pytest's defaults below it
+    [error] = finder.take_problems()
+    assert finder.take_problems() == []  # reported once
+    message = str(error)
     assert message.startswith(f"{tmp_path / name}:{line}: {problem}"), message
     assert "\n" not in message
 
@@ -556,3 +557,17 @@ def test_the_code_under_test_is_no_helper(tmp_path: Path) -> None:
     view = view_of(tmp_path, "tests/test_a.py")
     assert not view.is_asserting_helper("lib.parse")
     assert view.is_asserting_helper("tests.helpers.check")
+
+
+def test_a_malformed_nested_config_in_a_parallel_run_is_one_line(tmp_path: Path) -> None:
+    write_tree(tmp_path, {
+        "tests/test_a.py": "def test_a():\n    assert True\n",
+        "tests/sub/pytest.ini": "[pytest]\nthis is not ini\n",
+        "tests/sub/test_b.py": "def test_b():\n    assert True\n",
+    })
+    result = flake8(["--isolated", "--select=HRM", "--hermetic-no-baseline", "-j2", "tests"], cwd=tmp_path)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"flake8-hermetic: {tmp_path / 'tests' / 'sub' / 'pytest.ini'}:2: invalid ini file: cannot parse "
+        + repr("this is not ini\n"),
+    ]

@@ -106,7 +106,7 @@ def read_ini(path: str, section: str, always: bool) -> PytestConfig | None:
         parser.read(path, encoding="utf-8")
     except configparser.ParsingError as exc:
         line = exc.errors[0][0] if getattr(exc, "errors", None) else 1
-        raise ConfigError(f"{path}:{line}: invalid ini file: cannot parse {exc.errors[0][1]!r}") from None
+        raise ConfigError(f"{path}:{line}: invalid ini file: cannot parse {exc.errors[0][1]}") from None
     except configparser.Error as exc:
         line = getattr(exc, "lineno", 1)
         raise ConfigError(f"{path}:{line}: invalid ini file: {exc.message}") from None  # type: ignore[attr-defined]
@@ -133,10 +133,19 @@ def config_in(directory: str) -> PytestConfig | None:
 
 
 class ConfigFinder:
-    """:func:`config_in` for a directory and its parents, each directory read once."""
+    """:func:`config_in` for a directory and its parents, each directory read once.
+
+    A malformed config is kept in ``problems`` (for the caller to report
+    once) and counts as no config: the files below it get pytest's defaults.
+    """
 
     def __init__(self) -> None:
         self._found: dict[str, PytestConfig] = {}
+        self.problems: list[ConfigError] = []
+
+    def take_problems(self) -> list[ConfigError]:
+        found, self.problems = self.problems, []
+        return found
 
     def for_directory(self, directory: str) -> PytestConfig:
         directory = os.path.abspath(directory)
@@ -148,7 +157,11 @@ class ConfigFinder:
                 found = known
                 break
             walked.append(directory)
-            found = config_in(directory)
+            try:
+                found = config_in(directory)
+            except ConfigError as exc:
+                self.problems.append(exc)
+                found = DEFAULT_CONFIG
             if found is not None:
                 break
             parent = os.path.dirname(directory)

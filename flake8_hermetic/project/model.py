@@ -92,7 +92,11 @@ class Project:
         """The file's role; with its tree, a support module of ``TestCase``
         classes is a test module (its cases run where it is imported)."""
         path = normal_path(path)
-        role = self.roles.role(path, self.config(path))
+        config = self.config(path)
+        problems = self.configs.take_problems()
+        if problems:
+            raise problems[0]  # once: the directory now counts as having pytest's defaults
+        role = self.roles.role(path, config)
         if role is Role.SUPPORT and tree is not None and defines_test_cases(tree):
             return Role.TEST_MODULE
         return role
