@@ -71,7 +71,8 @@ def test_model_project_reports_exactly_its_markers(tmp_path: Path) -> None:
 def test_files_the_runner_never_collects_are_not_judged(tmp_path: Path) -> None:
     root = copy_project("model", tmp_path)
     result = flake8([*LINT, "tests/child_script.py", "tests/bench/test_speed.py", "other/test_outside.py"], cwd=root)
-    assert result.stdout == "" and result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == "", result.stdout + result.stderr
+    assert result.returncode == 0
 
 
 def test_test_files_setting_overrides_the_roles(tmp_path: Path) -> None:
@@ -106,7 +107,9 @@ def test_a_malformed_pytest_config_is_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pyproject.toml:" in lines[0] and "invalid TOML" in lines[0], result.stderr
+    assert len(lines) == 1, result.stderr
+    assert "pyproject.toml:" in lines[0]
+    assert "invalid TOML" in lines[0]
 
 
 # -- pytest's configuration ---------------------------------------------------------
@@ -172,7 +175,8 @@ def test_pyproject_without_a_pytest_table_is_passed_over(tmp_path: Path) -> None
 def test_an_empty_pytest_ini_is_the_rootdir_with_defaults(tmp_path: Path) -> None:
     write_tree(tmp_path, {"pytest.ini": "", "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["x"]\n'})
     config = ConfigFinder().for_directory(str(tmp_path))
-    assert config.path == str(tmp_path / "pytest.ini") and config.testpaths == ()
+    assert config.path == str(tmp_path / "pytest.ini")
+    assert config.testpaths == ()
 
 
 @pytest.mark.parametrize(
@@ -388,7 +392,8 @@ def test_fixtures_come_from_the_module_the_chain_and_the_plugins(tmp_path: Path)
     assert RESTORES_ENV in view.effects_for_test([])
     assert view.temp_redirected
     outside = view_of(root, "tests/test_model.py")
-    assert outside.autouse_fixtures() == [] and not outside.temp_redirected
+    assert outside.autouse_fixtures() == []
+    assert not outside.temp_redirected
 
 
 def test_effects_follow_requested_function_fixtures_only(tmp_path: Path) -> None:
@@ -409,7 +414,8 @@ def test_helper_fixpoint_across_modules(tmp_path: Path) -> None:
     assert not view.is_asserting_helper("tests.helpers.no_such")
     assert not view.is_asserting_helper("json.dumps")  # not the project's: unknown
     assert view.is_asserting_method("TestWrites", "assert_wrote")  # inherited from tests.helpers.HelperCase
-    assert view.fixture_method_asserts("env", "invoke") and not view.fixture_method_asserts("env", "listing")
+    assert view.fixture_method_asserts("env", "invoke")
+    assert not view.fixture_method_asserts("env", "listing")
 
 
 def test_helper_cycle_is_not_an_assertion(tmp_path: Path) -> None:
@@ -475,7 +481,8 @@ def test_a_module_is_read_again_when_its_stamp_changes(tmp_path: Path) -> None:
     stamp = time.time() + 5
     os.utime(conftest, (stamp, stamp))
     fixture = new_run().view(str(test_file), tree).fixture("home")
-    assert fixture is not None and PINS_HOME in fixture.effects
+    assert fixture is not None
+    assert PINS_HOME in fixture.effects
 
 
 def test_a_run_reads_each_module_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -509,7 +516,8 @@ def test_a_name_reexported_by_the_package_is_followed(tmp_path: Path) -> None:
     view = view_of(tmp_path, "tests/test_a.py")
     assert view.reexported(".pytest.fail") == "pytest.fail"
     assert view.is_asserting_helper(".pytest.raises")
-    assert view.reexported(".dumps") == "json.dumps" and not view.is_asserting_helper(".dumps")
+    assert view.reexported(".dumps") == "json.dumps"
+    assert not view.is_asserting_helper(".dumps")
     assert view.reexported(".nothing.here") is None
 
 
