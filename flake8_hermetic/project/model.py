@@ -19,7 +19,8 @@ from flake8_hermetic.facts.hostpins import NO_PINS, Pins
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.project.config import ConfigFinder, PytestConfig
 from flake8_hermetic.project.modules import (
-    FAILING_CALLS, PER_TEST_TEARDOWNS, PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, read_module,
+    FAILING_CALLS, PER_TEST_TEARDOWNS, PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, plugins_of, read_classes,
+    read_fixtures, read_module,
 )
 from flake8_hermetic.project.roles import Role, RoleFinder, defines_test_cases, matches_python_files
 
@@ -174,17 +175,22 @@ class Project:
             return os.path.join(directory, parts[-1], "__init__.py")
         return None
 
+    def test_module(self, path: str | None) -> ModuleFacts | None:
+        """The facts of a module of the test tree; None for any other file
+        (the code under test, the standard library: never parsed)."""
+        return self.module(path) if path and self.in_test_tree(path) else None
+
     def locate(self, dotted: str, importer: str) -> tuple[ModuleFacts, str] | None:
-        """The module and the qualname (``f`` or ``Class.method``) a dotted
-        reference names, trying the longest module prefix first."""
+        """The module of the test tree and the qualname (``f`` or
+        ``Class.method``) a dotted reference names, trying the longest module
+        prefix first."""
         parts = dotted.split(".")
         leading = len(dotted) - len(dotted.lstrip("."))
         for split in range(len(parts) - 1, 0, -1):
             module_name, rest = ".".join(parts[:split]), parts[split:]
             if len(rest) > 2 or (leading and split <= leading):
                 continue
-            path = self.find_module(module_name, importer)
-            facts = self.module(path) if path else None
+            facts = self.test_module(self.find_module(module_name, importer))
             if facts is not None:
                 return facts, ".".join(rest)
         return None
@@ -275,6 +281,8 @@ class ProjectView:
         self.tree = tree
         self._own: ModuleFacts | None = None
         self._tops: set[str] | None = None
+        self._own_fixtures: dict[str, Fixture] | None = None
+        self._classes: ModuleFacts | None = None
         self._fixtures: dict[str, Fixture] | None = None
         self._effects: dict[str, frozenset[str]] = {}
 
@@ -297,6 +305,30 @@ class ProjectView:
             self._own = read_module(self.path, self.tree)
         return self._own
 
+    @property
+    def own_fixtures(self) -> dict[str, Fixture]:
+        """The module-level fixtures of the linted module (its own fixtures
+        only: cheaper than reading all of it)."""
+        if self._own is not None:
+            return self._own.fixtures
+        if self._own_fixtures is None:
+            self._own_fixtures = read_fixtures(self.path, self.tree)
+        return self._own_fixtures
+
+    @property
+    def own_classes(self) -> ModuleFacts:
+        """The linted module's classes (bases, class fixtures) without its
+        functions: what the questions about a test class's bases need. Its
+        ``path`` is marked so the helpers' memo never mistakes it for the
+        module read in full."""
+        if self._classes is None:
+            self._classes = read_classes(self.path + "::classes", self.tree)
+        return self._classes
+
+    @property
+    def own_plugins(self) -> tuple[str, ...]:
+        return plugins_of(self.tree)
+
     def conftest_modules(self) -> list[ModuleFacts]:
         found = [self.project.module(p) for p in self.project.conftests(self.path)]
         return [facts for facts in found if facts is not None]
@@ -317,11 +349,15 @@ class ProjectView:
         nearest conftest's, then those of the ``pytest_plugins`` modules."""
         if self._fixtures is None:
             chain = self.conftest_modules()
-            order = [self.own, *reversed(chain), *self._plugin_modules([self.own, *chain])]
-            visible: dict[str, Fixture] = {}
-            for module in order:
+            visible: dict[str, Fixture] = dict(self.own_fixtures)
+            for module in [*reversed(chain), *self._plugin_modules([*chain])]:
                 for name, fixture in module.fixtures.items():
                     visible.setdefault(name, fixture)
+            for name in self.own_plugins:
+                path = self.project.find_module(name, self.path)
+                facts = self.project.module(path) if path else None
+                for fixture_name, fixture in (facts.fixtures if facts else {}).items():
+                    visible.setdefault(fixture_name, fixture)
             self._fixtures = visible
         return self._fixtures
 
@@ -355,7 +391,7 @@ class ProjectView:
         """The autouse fixtures defined in a class of this file and in its
         bases (of this file or imported from the project)."""
         found: list[Fixture] = []
-        self._class_autouse(self.own, class_name, found, 0)
+        self._class_autouse(self.own_classes, class_name, found, 0)
         return found
 
     def _class_autouse(self, module: ModuleFacts, class_name: str, found: list[Fixture], depth: int) -> None:
@@ -377,13 +413,13 @@ class ProjectView:
         class ``class_name`` (``TempdirManager.tearDown``:
         ``os.chdir(self._olddir)``). The file's own classes are the rules'."""
         touched: set[str] = set()
-        self._teardowns(self.own, class_name, touched, 0)
+        self._teardowns(self.own_classes, class_name, touched, 0)
         return frozenset(touched)
 
     def _teardowns(self, module: ModuleFacts, class_name: str, touched: set[str], depth: int) -> None:
         if depth > MAX_DEPTH:
             return
-        if module is not self.own:
+        if module is not self.own_classes:
             for method in PER_TEST_TEARDOWNS:
                 function = module.functions.get(f"{class_name}.{method}")
                 if function is not None:
@@ -464,8 +500,7 @@ class ProjectView:
         for split in range(len(names) - 1, -1, -1):
             if split == 0 and not leading:
                 break
-            path = self.project.find_module("." * leading + ".".join(names[:split]), self.path)
-            module = self.project.module(path) if path else None
+            module = self.project.test_module(self.project.find_module("." * leading + ".".join(names[:split]), self.path))
             if module is None:
                 continue
             target = module.aliases.get(names[split])
@@ -488,18 +523,19 @@ class ProjectView:
         return self.reexported(dotted) in FAILING_CALLS
 
     def is_asserting_method(self, class_name: str, method: str) -> bool:
-        """``self.method()`` in a class of this file: the method, found in the
-        class or its bases (local or imported), asserts."""
-        return self.project.asserts(self.own, f"{class_name}.{method}")
+        """``self.method()`` in a class of this file, for a method the file
+        does not define: the method, found in the class's bases imported
+        from the test tree, asserts."""
+        return self.project.asserts(self.own_classes, f"{class_name}.{method}")
 
     def inherits_unread(self, class_name: str, method: str) -> bool:
         """``self.method()`` in a class of this file that neither the class
         nor its readable bases define, while some base comes from outside
         the project (a test framework's ``*TestCase``): what it does cannot
         be read, so a rule must not assume it checks nothing."""
-        if self.project.function(self.own, f"{class_name}.{method}") is not None:
+        if self.project.function(self.own_classes, f"{class_name}.{method}") is not None:
             return False
-        return self.project.unread_base(self.own, class_name)
+        return self.project.unread_base(self.own_classes, class_name)
 
     def fixture_method_asserts(self, fixture_name: str, method: str) -> bool:
         """``env.invoke()`` where ``env`` is a fixture of the project that

@@ -132,8 +132,6 @@ def own_walk(function: ast.AST) -> list[ast.AST]:
             continue
         found.append(node)
         pending.extend(ast.iter_child_nodes(node))
-    # in source order: a snapshot is taken before the restore that uses it
-    found.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
     return found
 
 
@@ -248,6 +246,8 @@ class _Reader:
 
     def effects(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
         nodes = own_walk(node)
+        # in source order: a snapshot is taken before the restore that uses it
+        nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
         yield_line = min(
             (sub.lineno for sub in nodes if isinstance(sub, (ast.Yield, ast.YieldFrom))), default=None
         )
@@ -352,7 +352,8 @@ def _mentions_any(call: ast.Call, params: set[str]) -> bool:
     return False
 
 
-def _plugins(tree: ast.Module) -> tuple[str, ...]:
+def plugins_of(tree: ast.Module) -> tuple[str, ...]:
+    """The modules a ``pytest_plugins = [...]`` of the module names."""
     for stmt in tree.body:
         names = [t.id for t in getattr(stmt, "targets", ()) if isinstance(t, ast.Name)]
         if isinstance(stmt, ast.Assign) and "pytest_plugins" in names:
@@ -411,7 +412,39 @@ def read_module(path: str, tree: ast.Module) -> ModuleFacts:
                         facts.class_fixtures.setdefault(stmt.name, {}).setdefault(fixture.name, fixture)
         elif isinstance(stmt, (ast.If, ast.Try)):
             pending.extend((*stmt.body, *stmt.orelse, *getattr(stmt, "finalbody", ())))
-    facts.pytest_plugins = _plugins(tree)
-    facts.pins = module_pins(tree)
-    facts.redirects_temp = _redirects_temp(reader, tree)
+    facts.pytest_plugins = plugins_of(tree)
+    if path.replace("\\", "/").rpartition("/")[2] == "conftest.py":
+        # what a conftest does for the tree below it (no other module's is asked)
+        facts.pins = module_pins(tree)
+        facts.redirects_temp = _redirects_temp(reader, tree)
+    return facts
+
+
+def read_fixtures(path: str, tree: ast.Module) -> dict[str, Fixture]:
+    """Only the module-level fixtures of a module (the linted one: its
+    helpers are read only when a rule asks about them)."""
+    reader = _Reader(ModuleFacts(path=path, aliases=module_imports(tree)))
+    found: dict[str, Fixture] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, DEF_TYPES) and stmt.decorator_list:
+            fixture = reader.fixture(stmt, path)
+            if fixture is not None:
+                found.setdefault(fixture.name, fixture)
+    return found
+
+
+def read_classes(path: str, tree: ast.Module) -> ModuleFacts:
+    """Only the module-level classes of a module: their bases and the
+    fixtures of their bodies, no function read (the linted module, asked
+    about the bases of its test classes)."""
+    facts = ModuleFacts(path=path, aliases=module_imports(tree))
+    reader = _Reader(facts)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            facts.classes[stmt.name] = tuple(filter(None, (resolve_with(facts.aliases, b) for b in stmt.bases)))
+            for item in stmt.body:
+                if isinstance(item, DEF_TYPES) and item.decorator_list:
+                    fixture = reader.fixture(item, path)
+                    if fixture is not None:
+                        facts.class_fixtures.setdefault(stmt.name, {}).setdefault(fixture.name, fixture)
     return facts

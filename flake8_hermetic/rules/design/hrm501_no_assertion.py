@@ -457,6 +457,8 @@ class NoAssertionRule(Rule):
         if receiver is None or (isinstance(receiver, ast.Name) and self.ctx.resolver.is_bound(receiver.id)):
             reference = ("dotted", self.ctx.call_name(node) or "")
         elif isinstance(receiver, ast.Name) and receiver.id not in SELF_NAMES:
+            if not self._is_parameter(receiver.id):
+                return
             reference = ("fixture", receiver.id, last)
         elif isinstance(receiver, ast.Name) and last not in self.defined:
             reference = ("self", last)  # a method of a base class in another module
@@ -489,6 +491,15 @@ class NoAssertionRule(Rule):
         elif (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES) or _is_super_call(receiver):
             self._record_callee(last)
 
+    def _is_parameter(self, name: str) -> bool:
+        """``name`` is a parameter of a function around the call (a test's fixture)."""
+        for scope in self.ctx.scopes:
+            if scope.kind == "function":
+                arguments = scope.node.args  # type: ignore[attr-defined]
+                if any(a.arg == name for a in (*arguments.args, *arguments.kwonlyargs)):
+                    return True
+        return False
+
     def _record_callee(self, name: str) -> None:
         for facts in self._enclosing_facts():
             facts.add_callee(name)
@@ -519,7 +530,8 @@ class NoAssertionRule(Rule):
                 if reference[0] == "dotted":
                     hit = bool(reference[1]) and project.is_asserting_helper(reference[1])
                 elif reference[0] == "self":
-                    hit = owner is not None and (
+                    # a method the file defines is the file's own helper: the spread below judges it
+                    hit = owner is not None and reference[1] not in self.defined and (
                         project.is_asserting_method(owner, reference[1]) or project.inherits_unread(owner, reference[1])
                     )
                 else:
