@@ -500,7 +500,8 @@ class ProjectView:
         for split in range(len(names) - 1, -1, -1):
             if split == 0 and not leading:
                 break
-            module = self.project.test_module(self.project.find_module("." * leading + ".".join(names[:split]), self.path))
+            module_name = "." * leading + ".".join(names[:split])
+            module = self.project.test_module(self.project.find_module(module_name, self.path))
             if module is None:
                 continue
             target = module.aliases.get(names[split])
