@@ -82,6 +82,8 @@ class RoleFinder:
     def __init__(self) -> None:
         self._listings: dict[str, tuple[str, ...]] = {}
         self._roots: dict[str, str | None] = {}
+        #: (directory, config path) -> whether the directory belongs to the test tree
+        self._trees: dict[tuple[str, str | None], bool] = {}
 
     def listing(self, directory: str) -> tuple[str, ...]:
         found = self._listings.get(directory)
@@ -148,6 +150,13 @@ class RoleFinder:
         return found
 
     def in_test_tree(self, directory: str, between: list[str], config: PytestConfig) -> bool:
+        key = (directory, config.path)
+        known = self._trees.get(key)
+        if known is None:
+            known = self._trees[key] = self._in_test_tree(directory, between, config)
+        return known
+
+    def _in_test_tree(self, directory: str, between: list[str], config: PytestConfig) -> bool:
         for candidate in between or [directory]:
             name = os.path.basename(candidate).strip("_")
             if name in TEST_DIRECTORY_NAMES or "conftest.py" in self.listing(candidate):
