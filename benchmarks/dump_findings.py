@@ -11,7 +11,11 @@ dumping before and after and comparing the two files byte for byte::
 Each directory is linted by a real ``flake8`` run in a child process, from
 the directory's parent (``python -m flake8`` puts the working directory on
 ``sys.path``), with every HRM rule selected, no baseline and no project
-config (``--isolated``); the test-file globs are the defaults. A line of the
+config (``--isolated``). Files are judged by their role, as pytest's own
+configuration gives it (see docs/project-model.md), except in this
+checkout's own ``tests/`` and ``examples/``: their rule fixtures and
+examples are samples pytest never collects, linted for recall with the
+``test-files`` globs of ``testfiles.DEFAULT_TEST_FILES``. A line of the
 dump is ``PARENT/DIR/PATH:LINE:COL: CODE MESSAGE`` (``repo/DIR/...`` for
 this checkout's own ``tests/`` and ``examples/``), sorted, so the dump does
 not depend on the order jobs finish in. With no directory given, the
@@ -45,6 +49,10 @@ def dump(directory: Path, jobs: str) -> list[str]:
         sys.executable, "-m", "flake8", "--isolated", "--select=HRM", "--hermetic-no-baseline",
         f"--jobs={jobs}", f"--format={FORMAT}", directory.name,
     ]
+    if directory.is_relative_to(ROOT):
+        from flake8_hermetic.testfiles import DEFAULT_TEST_FILES
+
+        command[4:4] = [f"--hermetic-test-files={','.join(DEFAULT_TEST_FILES)}"]
     done = subprocess.run(command, cwd=directory.parent, capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1) or done.stderr.strip():
         sys.exit(f"{directory}: flake8 exited {done.returncode}: {done.stderr.strip()[-2000:]}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import multiprocessing
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
@@ -18,6 +20,7 @@ from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.facts.hostpins import conftest_pins, directory_pins
 from flake8_hermetic.patterns import PatternRuleSet, load_pattern_rules
+from flake8_hermetic.project import Project, Role, new_run
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.settings import ConfigError, Settings, enabled_codes, register, resolve
 from flake8_hermetic.source import what_text
@@ -46,10 +49,48 @@ class Runtime:
         self.settings = settings
         self.disable_noqa = disable_noqa
         self.engine = Engine(rules)
+        #: the rules of each file role, each its own engine
+        self.engines = {role: Engine([rule for rule in rules if role in rule.roles]) for role in Role}
+        self.project: Project = new_run()
         self.patterns = patterns if patterns is not None and patterns.rules else None
         self.baseline = baseline
         self.baseline_files = baseline.by_file() if baseline else {}
         self.baseline_dir = baseline.directory if baseline else settings.config_dir
+
+
+def file_role(runtime: Runtime, filename: str, path: str, tree: ast.Module | None = None) -> Role:
+    """The file's role: the ``test-files`` globs when the user gave them
+    (``path`` is the file as they are written, from the project root),
+    else what pytest's configuration makes of the file."""
+    settings = runtime.settings
+    if settings.test_files_given:
+        if not settings.matcher.matches(path):
+            return Role.NOT_TEST
+        return Role.CONFTEST if path.rpartition("/")[2] == "conftest.py" else Role.TEST_MODULE
+    try:
+        return runtime.project.role(filename, tree)
+    except ConfigError as exc:
+        if multiprocessing.current_process().name == "MainProcess":
+            fail(str(exc))
+        # a config below the linted paths, met in a --jobs worker (exiting there would hang
+        # flake8's pool): the one line, once per worker, and pytest's defaults below it
+        print(f"flake8-hermetic: {exc}", file=sys.stderr)
+        return runtime.project.role(filename, tree)
+
+
+def check_pytest_configs(runtime: Runtime, options: argparse.Namespace) -> None:
+    """Read the pytest configuration of each path flake8 was given, in the
+    main process: a malformed one stops the run with one line (a ``--jobs``
+    worker cannot stop it)."""
+    paths = list(getattr(options, "filenames", None) or ["."])
+    for path in paths:
+        if path == "-":
+            path = getattr(options, "stdin_display_name", None) or "."
+            path = os.path.dirname(path) or "."
+        directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        runtime.project.configs.for_directory(directory)
+        for problem in runtime.project.configs.take_problems():
+            fail(str(problem))
 
 
 class HermeticChecker:
@@ -96,9 +137,14 @@ class HermeticChecker:
         cls.runtime = Runtime(
             settings, active, baseline, patterns, disable_noqa=bool(getattr(options, "disable_noqa", False))
         )
+        if not settings.test_files_given:
+            check_pytest_configs(cls.runtime, options)
 
     def relative_path(self, runtime: Runtime) -> str:
         return entry_path(self.filename, runtime.baseline_dir)
+
+    def role(self, runtime: Runtime, path: str) -> Role:
+        return file_role(runtime, self.filename, path, self.tree if isinstance(self.tree, ast.Module) else None)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         runtime = self.runtime
@@ -108,20 +154,23 @@ class HermeticChecker:
         # Globs are written from the project root (the config's directory),
         # whatever the working directory or the editor's form of the path.
         path = entry_path(self.filename, settings.config_dir)
-        is_test_file = settings.matcher.matches(path)
-        walk = is_test_file and bool(runtime.engine.rule_classes)
+        role = self.role(runtime, path)
+        is_test_file = role is not Role.NOT_TEST
+        engine = runtime.engines[role]
+        walk = bool(engine.rule_classes)
         # Pattern rules choose their files with their own globs (default: the test files).
         pattern_rules = runtime.patterns.for_file(path, is_test_file) if runtime.patterns else ()
         if not (walk or pattern_rules) or not isinstance(self.tree, ast.Module):
             return
-        found = runtime.engine.lint(self.tree, self.lines, self.filename, settings) if walk else []
+        found = engine.lint(self.tree, self.lines, self.filename, settings) if walk else []
         if pattern_rules:
             assert runtime.patterns is not None
             found.extend(runtime.patterns.lint(self.tree, "".join(self.lines), pattern_rules))
         # Only the codes that ran on this file can make its baseline entries stale.
         judged = {r.code for r in pattern_rules}
         if is_test_file:
-            judged |= settings.enabled - set(runtime.patterns.codes if runtime.patterns else ())
+            # only the rules of the file's role ran: only their entries can be stale
+            judged |= {rule.code for rule in engine.rule_classes} | (settings.enabled & {STALE_CODE})
         if settings.emit_context:
             yield from self.with_context(found, judged)
             return

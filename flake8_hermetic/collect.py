@@ -33,7 +33,8 @@ from flake8.style_guide import StyleGuideManager
 from flake8.violation import Violation as Flake8Violation
 
 from flake8_hermetic.baseline.format import entry_path
-from flake8_hermetic.checker import CONTEXT_SEPARATOR, LINTED_MARKER, STALE_CODE, HermeticChecker
+from flake8_hermetic.checker import CONTEXT_SEPARATOR, LINTED_MARKER, STALE_CODE, HermeticChecker, file_role
+from flake8_hermetic.project import Role
 from flake8_hermetic.settings import BASELINE_NAME, Settings
 
 PREFIX = "HRM"
@@ -148,8 +149,11 @@ class Scan:
         """Would the plugin have walked this file (a test file, or one a
         project pattern rule's globs name) had it been readable?"""
         path = entry_path(filename, self.settings.config_dir)
-        is_test_file = self.settings.matcher.matches(path)
         runtime = HermeticChecker.runtime
+        is_test_file = (
+            file_role(runtime, filename, path) is not Role.NOT_TEST if runtime is not None
+            else self.settings.matcher.matches(path)
+        )
         patterns = runtime.patterns if runtime is not None else None
         return is_test_file or bool(patterns and patterns.for_file(path, is_test_file))
 

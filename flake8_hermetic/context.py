@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from flake8_hermetic.facts.hostpins import Pins, pins_for_file
+from flake8_hermetic.facts.hostpins import Pins
 from flake8_hermetic.facts.raising import expects_raise
 from flake8_hermetic.imports import ImportResolver, module_imports
 from flake8_hermetic.nodes import DEF_TYPES, LOOP_TYPES, NEW_FRAMES, STATEMENT_LISTS, FunctionNode, own_nodes
@@ -20,6 +20,7 @@ from flake8_hermetic.source import source_segment
 from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
+    from flake8_hermetic.project import ProjectView
     from flake8_hermetic.settings import Settings
 
 UNITTEST_METHOD = re.compile(r"^(setUp|tearDown|asyncSetUp|asyncTearDown|test)")
@@ -338,9 +339,17 @@ class Context:
 
     # -- the file --------------------------------------------------------
     @cached_property
+    def project(self) -> ProjectView:
+        """The project model as this file sees it (its role, the fixtures it
+        sees, helpers of the test tree): built on first use."""
+        from flake8_hermetic import project
+
+        return project.current().view(self.path, self.tree)
+
+    @cached_property
     def pins(self) -> Pins:
         """What the conftest chain above this file pins."""
-        return pins_for_file(self.path)
+        return self.project.pins
 
     @cached_property
     def source(self) -> str:

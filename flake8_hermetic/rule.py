@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, ClassVar
 
 from flake8_hermetic.options import OptionSpec
+from flake8_hermetic.project.roles import TEST_CODE, Role
 from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
@@ -43,6 +44,10 @@ class Rule:
     #: Calls of a method with one of these names (``x.undo()``: ``"undo"``),
     #: whatever ``x`` is, also when it has no canonical name (``a[0].undo()``).
     methods: ClassVar[frozenset[str] | None] = None
+    #: The file roles (see :mod:`flake8_hermetic.project.roles`) whose files
+    #: this rule judges: collected test modules and conftests unless it says
+    #: otherwise. The engine runs only the rules of the linted file's role.
+    roles: ClassVar[frozenset[Role]] = TEST_CODE
 
     __slots__ = ("ctx",)
 
@@ -86,6 +91,19 @@ class Rule:
     def wanted_calls(cls, settings: Settings) -> frozenset[str] | None:
         """``calls``, for a rule whose callees also come from the settings."""
         return cls.calls
+
+    @classmethod
+    def judged_files(cls) -> str:
+        """One line for the rule's page: which files it judges."""
+        names = {
+            Role.TEST_MODULE: "collected test modules",
+            Role.CONFTEST: "conftest.py files",
+            Role.SUPPORT: "support modules of the test tree",
+        }
+        kinds = [text for role, text in names.items() if role in cls.roles]
+        return "Judges " + (", ".join(kinds[:-1]) + " and " + kinds[-1] if len(kinds) > 1 else kinds[0]) + (
+            " (pytest's `python_files`, `testpaths` and `norecursedirs` decide; see docs/project-model.md)."
+        )
 
     @classmethod
     def doc(cls) -> str:

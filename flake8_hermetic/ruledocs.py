@@ -51,7 +51,10 @@ def page(rule: type[Rule]) -> str:
     state = "" if rule.default_on else " *(off by default: enable with `--extend-select=" + rule.code + "`)*"
     body = rule.doc()
     heading = f"# {rule.code}: {rule.summary()}{state}"
-    return f"{heading}\n\n## What it does\n{body}\n\n## Message\n`{rule.code} {rule.message}`\n"
+    return (
+        f"{heading}\n\n## What it does\n{body}\n\n## Files\n{rule.judged_files()}\n\n"
+        f"## Message\n`{rule.code} {rule.message}`\n"
+    )
 
 
 def pages() -> dict[str, str]:

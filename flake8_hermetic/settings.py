@@ -40,7 +40,8 @@ GLOBAL_OPTIONS_FIRST = (
     OptionSpec(
         "test-files", "list", DEFAULT_TEST_FILES,
         "Comma-separated globs naming the test files the pack lints "
-        "(a glob without '/' matches the file name). Default: %(default)s",
+        "(a glob without '/' matches the file name). Not set: the modules pytest's "
+        "own configuration collects, and conftest.py files (see docs/project-model.md)",
     ),
 )
 GLOBAL_OPTIONS_LAST = (
@@ -131,6 +132,9 @@ class Settings:
     config_dir: str = "."
     stdin: bool = False
     matcher: GlobMatcher = field(default=GlobMatcher(DEFAULT_TEST_FILES), compare=False)
+    #: the user named the test files (``test-files``): their globs decide
+    #: which files are test code, not pytest's configuration
+    test_files_given: bool = False
     #: the values of the options the rules declare, by name; one left out has its default
     rule_options: dict[str, Any] = field(default_factory=dict, hash=False)
 
@@ -414,6 +418,8 @@ def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
         config_dir=config_dir,
         stdin=list(filenames) == ["-"],
         matcher=GlobMatcher(values["test-files"]),
+        # _Sources.value hands back the spec's own default object when no level gives the option
+        test_files_given=values["test-files"] is not GLOBAL_OPTIONS_FIRST[0].default,
         rule_options={spec.name: spec.value(values[spec.name]) for spec in rule_options()},
     )
 

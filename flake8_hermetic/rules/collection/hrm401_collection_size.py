@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.options import OptionSpec
+from flake8_hermetic.project import Role
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.collection.import_time import collection_time
 from flake8_hermetic.rules.collection.sizes import FOLD_DEPTH, BYTES_BUILDERS, Built, Folded, SizeFolder, human_size
@@ -68,6 +69,9 @@ class CollectionSizeRule(Rule):
     """
 
     code = "HRM401"
+    # collected test modules only: a support module is imported by the runner only through a test
+    # (child scripts, sample modules and __main__ scripts never are), a conftest is setup code
+    roles = frozenset({Role.TEST_MODULE})
     message = "{size} built at collection time and paid by every xdist worker; build it inside the test body"
     calls = frozenset({*BYTES_BUILDERS, "bytes", "bytearray", "list", "tuple"})
     methods = frozenset({"encode"})

@@ -12,6 +12,7 @@ from flake8_hermetic.facts.environ import (
     ENV_GETTERS, ENVIRON, EXPANDUSER_CALLS, EXPANDUSER_METHODS, HOME_CALLS, home_variable,
 )
 from flake8_hermetic.options import OptionSpec
+from flake8_hermetic.project import Role
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.collection.import_time import collection_time
 from flake8_hermetic.violation import Violation
@@ -80,6 +81,9 @@ class ImportTimeHostProbeRule(Rule):
     """
 
     code = "HRM402"
+    # collected test modules only: a support module is imported by the runner only through a test
+    # (child scripts, sample modules and __main__ scripts never are), a conftest is setup code
+    roles = frozenset({Role.TEST_MODULE})
     message = "{name} reads the host at import time, before any fixture can pin it; probe inside a fixture"
     calls = HOME_READERS | ENV_GETTERS | SKIP_MARKS
     options = (

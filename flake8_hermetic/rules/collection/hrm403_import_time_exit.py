@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.project import Role
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.collection.import_time import collection_time
 from flake8_hermetic.violation import Violation
@@ -53,6 +54,9 @@ class ImportTimeExitRule(Rule):
     """
 
     code = "HRM403"
+    # collected test modules only: a support module is imported by the runner only through a test
+    # (child scripts, sample modules and __main__ scripts never are), a conftest is setup code
+    roles = frozenset({Role.TEST_MODULE})
     message = "{name} at import time ends the run, not just this module; use pytest.importorskip() or a skip mark"
     calls = EXITS
 

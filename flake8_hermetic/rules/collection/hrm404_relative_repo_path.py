@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.options import OptionSpec
+from flake8_hermetic.project import Role
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.collection.literals import literal_head
 from flake8_hermetic.violation import Violation
@@ -102,6 +103,9 @@ class RelativeRepoPathRule(Rule):
     """
 
     code = "HRM404"
+    # collected test modules only: a support module is imported by the runner only through a test
+    # (child scripts, sample modules and __main__ scripts never are), a conftest is setup code
+    roles = frozenset({Role.TEST_MODULE})
     message = "{path} resolves against the working directory, not the repository; anchor it at Path(__file__).resolve().parents[N]"
     calls = PATH_TAKERS | {"os.path.*", "posixpath.*", "ntpath.*"}
     options = (

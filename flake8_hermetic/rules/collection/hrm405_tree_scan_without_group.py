@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.project import Role
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.collection.literals import literal_head
 from flake8_hermetic.violation import Violation
@@ -64,6 +65,9 @@ class TreeScanWithoutGroupRule(Rule):
     """
 
     code = "HRM405"
+    # collected test modules only: a support module is imported by the runner only through a test
+    # (child scripts, sample modules and __main__ scripts never are), a conftest is setup code
+    roles = frozenset({Role.TEST_MODULE})
     message = 'module scans a source tree on every xdist worker; add pytestmark = pytest.mark.xdist_group(name="tree_scan_{module}")'
     calls = frozenset({"ast.parse", "*.rglob", "*.glob"}) | TREE_WALKS | GLOBS
     default_on = False

@@ -5,249 +5,53 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
-import re
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.nodes import FunctionNode
+from flake8_hermetic.project import Role
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.design.claims import (
-    NO_RAISE_HELPER,
     comment_text,
     comments_above,
     declares_no_raise,
-    name_words,
     runs_a_test,
-    says_no_raise,
     states_no_raise,
 )
 from flake8_hermetic.rules.design.control_flow import TRY_TYPES
+from flake8_hermetic.rules.design.assertions import (
+    ALWAYS_SKIPPED,
+    ASSERTING_CALLS,
+    AssertionFacts,
+    CODE_RUNNERS,
+    EXPECTS_FAILURE,
+    PROPERTY_TESTS,
+    SELF_NAMES,
+    TESTCASE_NAMES,
+    WARNING_FILTERS,
+    asserts_in_text,
+    client_half_asserts,
+    fails_the_test,
+    handed_functions,
+    hands_a_callable,
+    hands_asserting_code,
+    hands_over_an_assertion,
+    is_benchmark,
+    is_docstring_or_pass,
+    is_super_call,
+    local_names,
+    names_a_check,
+    names_assertion,
+    names_handed_check,
+    only_passes,
+    raising_keyword,
+    runs_another_modules_test,
+    switches_a_check_on,
+    turns_into_errors,
+)
 from flake8_hermetic.rules.design.skips import SKIP_EXCEPTIONS, skips
 from flake8_hermetic.violation import Violation
-
-
-ASSERTING_CALLS = frozenset(
-    {"pytest.raises", "pytest.warns", "pytest.deprecated_call", "pytest.fail", "pytest.RaisesGroup", "pytest.RaisesExc"}
-)
-#: a keyword that tells the callee to check on the test's behalf (``assert_fingerprint=``, ``proxy_assert_hostname=``)
-CHECKING_KEYWORD = re.compile(r"(?:^|_)assert(?:_|$)")
-ASSERTING_WORDS = re.compile(r"assert|check|verify|expect", re.IGNORECASE)
-
-
-# decorators after which the body's outcome is judged by the decorator, or never runs
-ALWAYS_SKIPPED = frozenset({"pytest.mark.skip", "unittest.skip"})
-EXPECTS_FAILURE = frozenset({"unittest.expectedFailure", "unittest.case.expectedFailure"})
-PROPERTY_TESTS = frozenset({"hypothesis.given"})
-WARNING_FILTERS = frozenset({"warnings.simplefilter", "warnings.filterwarnings"})
-SELF_NAMES = frozenset({"self", "cls"})
-# names a TestCase is passed around under, for ``test.fail(...)`` in a module-level helper
-TESTCASE_NAMES = SELF_NAMES | {"test", "testcase", "test_case", "tc", "case"}
-
-
-# run a string of code in this process (an interpreter, a subinterpreter): its failed assert fails the test
-CODE_RUNNERS = frozenset({"exec", "eval", "run", "run_string", "run_code", "_run_output"})
-# pytest's LineMatcher (``result.stdout.fnmatch_lines([...])``): each one fails the test on a mismatch
-RAISING_HELPERS = frozenset(
-    {"fnmatch_lines", "fnmatch_lines_random", "no_fnmatch_line", "re_match_lines", "re_match_lines_random", "no_re_match_line"}
-)
-# validate(), validate_rule(), _validate_marker_names(): raise on an invalid input (is_valid() returns a bool)
-RAISING_PREFIX = re.compile(r"_?validate(?:_|$)")
-
-
-@dataclasses.dataclass(slots=True)
-class AssertionFacts:
-    """What the walk saw inside one function (its nested defs included).
-
-    One per def and class of the file: slotted, and the sets made on first
-    use, so a file of many small tests costs the garbage collector little."""
-
-    name: str
-    asserts: bool = False
-    #: functions and classes of this file it calls, by name
-    callees: set[str] | None = None
-    #: called names that contain "test": helpers that run a test, asserting inside
-    test_helpers: set[str] | None = None
-    #: for a method, its class: a class asserts when one of its methods does
-    owner: AssertionFacts | None = None
-    #: for a class: a base imported from another module (a harness the file cannot read)
-    foreign_base: bool = False
-    #: methods of self it hands a callable to (``self.execute(self.proc.name)``)
-    harness: set[str] | None = None
-
-    def add_callee(self, name: str) -> None:
-        if self.callees is None:
-            self.callees = set()
-        self.callees.add(name)
-
-    def add_test_helper(self, name: str) -> None:
-        if self.test_helpers is None:
-            self.test_helpers = set()
-        self.test_helpers.add(name)
-
-
-def _code_text(node: ast.expr) -> str:
-    """The text of a string argument, also through ``dedent("...")``."""
-    if isinstance(node, ast.Call) and last_name(node) == "dedent" and node.args:
-        node = node.args[0]
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
-
-
-def _raising_keyword(call: ast.Call) -> bool:
-    """``check=True`` (``subprocess.run``) or ``exitcode=`` (``support.wait_process``): the call fails the test;
-    so does a keyword that tells the callee to check something (``assert_fingerprint="AB:CD..."``,
-    ``proxy_assert_hostname=host``), unless it switches the check off (``False``, ``None``)."""
-    for keyword in call.keywords:
-        arg = keyword.arg
-        if arg is None:
-            continue
-        if arg == "exitcode":
-            return True
-        value = keyword.value
-        if arg == "check":
-            if isinstance(value, ast.Constant) and value.value is True:
-                return True
-        elif CHECKING_KEYWORD.search(arg) and not (isinstance(value, ast.Constant) and value.value in (False, None)):
-            return True
-    return False
-
-
-ASSERT_LINE = re.compile(r"^\s*(?:with pytest\.raises\(|pytest\.fail\()", re.MULTILINE)
-
-
-def _asserts_in_text(node: ast.expr) -> bool:
-    """A string (an f-string, also through ``dedent(...)``) of code that
-    asserts (``assert``, ``self.assertEqual``) or expects a raise
-    (``pytest.raises``): the check travels in the code."""
-    if isinstance(node, ast.Call) and last_name(node) == "dedent" and node.args:
-        node = node.args[0]
-    if isinstance(node, ast.JoinedStr):
-        text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
-    else:
-        text = _code_text(node)
-    # any assertion spelled in the code (``assert``, ``self.assertEqual``), or pytest's raises/fail
-    return "assert" in text or ("pytest" in text and ASSERT_LINE.search(text) is not None)
-
-
-def _names_assertion(node: ast.AST) -> bool:
-    """``self.assertEqual`` as a value (a default, a callback, a short name
-    for it), not the result of a call. (On every argument of every call
-    until the test asserts: exact types, no generic name helper.)"""
-    kind = type(node)
-    if kind is ast.Attribute:
-        return "assert" in node.attr.lower()  # type: ignore[attr-defined]
-    return kind is ast.Name and "assert" in node.id.lower()  # type: ignore[attr-defined]
-
-
-def _hands_over_an_assertion(call: ast.Call) -> bool:
-    """``d.addCallback(self.assertEqual, 1)``: an assertion method handed over as a callback."""
-    for argument in call.args:
-        if _names_assertion(argument):
-            return True
-    for keyword in call.keywords:
-        if _names_assertion(keyword.value):
-            return True
-    return False
-
-
-def _handed_functions(call: ast.Call) -> Iterator[str]:
-    """The names of functions handed over as values: ``d.addCallback(self.check)``,
-    ``fut.add_done_callback(on_done)``, ``Thread(target=self._worker)`` -> "check",
-    "on_done", "_worker". Called later by whoever they are handed to, they
-    count as called by the test."""
-    for argument in (*call.args, *(k.value for k in call.keywords)):
-        kind = type(argument)
-        if kind is ast.Name:
-            yield argument.id  # type: ignore[attr-defined]
-        elif kind is ast.Attribute and type(argument.value) is ast.Name:  # type: ignore[attr-defined]
-            if argument.value.id in SELF_NAMES:  # type: ignore[attr-defined]
-                yield argument.attr  # type: ignore[attr-defined]
-
-
-def _local_names(function: FunctionNode, _ctx: Context) -> set[str]:
-    """The names ``function`` binds itself: parameters, assignments, nested defs."""
-    arguments = function.args
-    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
-    names.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
-            names.add(node.name)
-    return names
-
-
-def _names_handed_check(call: ast.Call) -> bool:
-    """``d.addCallback(self.check_result)``: a method named as a check handed
-    over as a callback (inherited from a base class the file cannot read)."""
-    for argument in (*call.args, *(k.value for k in call.keywords)):
-        if type(argument) is ast.Attribute and type(argument.value) is ast.Name:  # type: ignore[attr-defined]
-            if argument.value.id in SELF_NAMES and _names_a_check(argument.attr):  # type: ignore[attr-defined]
-                return True
-    return False
-
-
-def _asserting_code(node: ast.expr) -> bool:
-    """A string of Python code with an ``assert`` in it (also through
-    ``dedent("...")``), as handed to a child interpreter
-    (``[sys.executable, "-c", CODE]``) or a runner."""
-    text = _code_text(node)
-    if "assert" not in text:
-        return False
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    return any(isinstance(inner, ast.Assert) for inner in ast.walk(tree))
-
-
-#: spawners that ignore a child's exit status unless told to check it (``check=True`` counts on its own)
-UNCHECKED_SPAWNERS = frozenset({"subprocess.run", "subprocess.call", "subprocess.Popen", "os.system"})
-
-
-def _hands_asserting_code(call: ast.Call, name: str | None) -> bool:
-    """A ``-c`` code string that asserts handed to a runner of children, in
-    its arguments or an argv list: ``self.run_python("-c", "assert ...")``,
-    ``run_in_child([sys.executable, "-c", CODE])``: the test ships its check
-    to the child, and the runner fails on a bad exit. A spawner that ignores
-    the exit status (``subprocess.run`` without ``check=True``) loses it."""
-    if name in UNCHECKED_SPAWNERS:
-        return False
-    sequences = [call.args, *(a.elts for a in call.args if isinstance(a, (ast.List, ast.Tuple)))]
-    for elements in sequences:
-        for index, element in enumerate(elements[:-1]):
-            if isinstance(element, ast.Constant) and element.value == "-c" and _asserting_code(elements[index + 1]):
-                return True
-    return False
-
-
-def _switches_a_check_on(target: ast.expr, value: ast.expr) -> bool:
-    """``pool.assert_hostname = "localhost"``: an attribute named as a check
-    set to something other than ``False``/``None``."""
-    if not isinstance(target, ast.Attribute) or CHECKING_KEYWORD.search(target.attr) is None:
-        return False
-    return not (isinstance(value, ast.Constant) and value.value in (False, None))
-
-
-def _hands_a_callable(call: ast.Call) -> bool:
-    """The first argument is something to run: a lambda, a function or a
-    bound method (``self.proc.name``, ``psutil.cpu_times``), not a literal."""
-    if not call.args:
-        return False
-    first = type(call.args[0])
-    return first is ast.Lambda or first is ast.Attribute or first is ast.Name or any(
-        type(argument) is ast.Lambda for argument in call.args
-    )
-
-
-def _is_docstring_or_pass(stmt: ast.stmt) -> bool:
-    if isinstance(stmt, ast.Pass):
-        return True
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-
-
-def _only_passes(body: list[ast.stmt]) -> bool:
-    return all(isinstance(stmt, (ast.Pass, ast.Continue)) for stmt in body)
 
 
 class NoAssertionRule(Rule):
@@ -266,6 +70,21 @@ class NoAssertionRule(Rule):
     through helpers calling helpers, through a class whose methods assert,
     and through a decorator of the file that wraps the test), and so does
     `super().test_x()`.
+
+    Helpers of the test tree count as well (the project model reads them
+    from source, see docs/project-model.md): a function or method of a
+    support module, a conftest, a `pytest_plugins` module or a base class
+    in another module that asserts, raises, calls `pytest.fail` or
+    `self.fail*`/`self.assert*`, or calls such a helper, resolved through
+    the file's imports (`from tests.helpers import run_ok`,
+    `helpers.run_ok()`), through `self.` (a base class imported from a
+    helper module) and through a fixture's value (`env.invoke()`, where
+    the `env` fixture returns an instance of a project class whose
+    `invoke` raises on a bad exit status). A `self.` method that neither
+    the file nor the project defines, in a class derived from a base
+    outside the project other than `unittest`'s (a test framework's
+    `MemoryLeakTestCase.execute()`), cannot be read and is given the
+    benefit of the doubt: it is counted as a check.
 
     Checks made another way count too:
 
@@ -328,7 +147,9 @@ class NoAssertionRule(Rule):
     collects functions from (`test*.py`, `*_test.py`): in `lock_tests.py`
     or `audit-tests.py` it is a helper or a script run by another test, and
     neither is a module-level `def testfunction(self, ...)` (a method body
-    attached to a class later).
+    attached to a class later). The module names come from pytest's
+    `python_files` in the project's configuration when it sets them
+    (`check_*.py` makes `check_io.py` a collected module).
 
     A test whose claim is "this does not crash or raise" is not reported
     when it says so. In its name: `crash`, `segfault`, `hang`, `smoke`,
@@ -383,17 +204,21 @@ class NoAssertionRule(Rule):
     understood: a comment that mentions a crash it does not test silences
     the rule for that test.
 
-    A helper imported from another module cannot be read: it counts when
-    its name says it checks (`assert`, `check`, `verify`, `expect`), raises
-    (the list above) or runs a test (`self._test_roundtrip()`,
-    `support.run_unittest()`), and not otherwise, so a fixture's
-    `venv.run([...])` that fails on a non-zero exit is not recognised. Code
+    A helper outside the project (an installed library) cannot be read: it
+    counts when its name says it checks (`assert`, `check`, `verify`,
+    `expect`), raises (the list above) or runs a test
+    (`self._test_roundtrip()`, `support.run_unittest()`), and not
+    otherwise. Only module-level classes and functions of the project are
+    followed, and a fixture's value only when the fixture returns or
+    yields a call of a project class. Code
     with assertions handed to an in-process runner as a string
     (`_run_output(interp, "assert x")`) is not recognised either, except
     for `exec`/`eval`.
     """
 
     code = "HRM501"
+    # tests are what the runner collects: a helper module's test-named functions are not tests
+    roles = frozenset({Role.TEST_MODULE})
     message = "test {name}() asserts nothing, so it passes whatever the code does; assert something about the outcome"
 
     def __init__(self, ctx: Context) -> None:
@@ -409,14 +234,15 @@ class NoAssertionRule(Rule):
         self._chains: dict[int, tuple[AssertionFacts, ...]] = {}
         basename = os.path.basename(ctx.path)
         self.judged = basename != "conftest.py"
-        # a module-level test* function is collected from test*.py / *_test.py only (pytest's and
-        # unittest's defaults): in lock_tests.py or audit-tests.py it is a helper or a script
-        self.collects_functions = basename.startswith("test") or basename.endswith("_test.py")
+        # a module-level test* function is collected from a module named as pytest's python_files say
+        # (test_*.py / *_test.py unless configured): in lock_tests.py, a library of TestCase classes,
+        # or audit-tests.py it is a helper or a script
+        self.collects_functions = ctx.project.collects_functions
 
     # -- the defs ------------------------------------------------------------
     def visit_FunctionDef(self, node: FunctionNode) -> Iterator[Violation]:
         defaults = (*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None))
-        if any(_names_assertion(default) for default in defaults):
+        if any(names_assertion(default) for default in defaults):
             self._mark_asserting()  # def check(v, test_fn=self.assertEqual) inside a test
         enclosing = self.ctx.scope
         owner = self.facts.get(id(enclosing.node)) if enclosing.kind == "class" else None
@@ -475,9 +301,9 @@ class NoAssertionRule(Rule):
         """The name says "does not raise", or the body is empty or always
         skips. Asked after the walk, and only of a test that asserts
         nothing: most tests never need it."""
-        if declares_no_raise(node.name) or _is_benchmark(node):
+        if declares_no_raise(node.name) or is_benchmark(node):
             return True
-        if all(_is_docstring_or_pass(stmt) for stmt in node.body):
+        if all(is_docstring_or_pass(stmt) for stmt in node.body):
             return True
         return any(self._always_skips(stmt) for stmt in node.body)
 
@@ -545,19 +371,19 @@ class NoAssertionRule(Rule):
                 return True  # try: f() / except X: pass / else: raise
             if any(child is stmt for stmt in attempt.body):
                 # try: raise x() / except all_errors: pass -- fails when the handler misses it
-                return bool(attempt.handlers) and all(_only_passes(h.body) for h in attempt.handlers)
+                return bool(attempt.handlers) and all(only_passes(h.body) for h in attempt.handlers)
         return False
 
     def visit_Assign(self, node: ast.Assign) -> Iterator[Violation]:
         # an assertion method bound to a short name: eq = self.assertEqual
         values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-        if any(_names_assertion(value) for value in values):
+        if any(names_assertion(value) for value in values):
             self._mark_asserting()
         # pool.assert_hostname = "localhost": the object is told to check on the test's behalf
-        elif any(_switches_a_check_on(target, node.value) for target in node.targets):
+        elif any(switches_a_check_on(target, node.value) for target in node.targets):
             self._mark_asserting()
         # code = f"""... assert x ...""": a string of code that asserts, for a runner later
-        elif isinstance(node.value, (ast.Constant, ast.JoinedStr, ast.Call)) and _asserts_in_text(node.value):
+        elif isinstance(node.value, (ast.Constant, ast.JoinedStr, ast.Call)) and asserts_in_text(node.value):
             scope = id(self.ctx.scope.node)
             self._asserting_code_names.update((scope, t.id) for t in node.targets if isinstance(t, ast.Name))
         return iter(())
@@ -581,34 +407,55 @@ class NoAssertionRule(Rule):
             self._mark_asserting()
             return iter(())
         if runs_a_test(last):
-            if _runs_another_modules_test(func):
+            if runs_another_modules_test(func):
                 self._mark_asserting()  # _testcapi.test_buildvalue_N(): a test of another module
                 return iter(())
             for facts in self._enclosing_facts():
                 facts.add_test_helper(last)
-        if _hands_over_an_assertion(node) or _names_handed_check(node) or _hands_asserting_code(
+        if hands_over_an_assertion(node) or names_handed_check(node) or hands_asserting_code(
             node, self.ctx.call_name(node)
         ):
             self._mark_asserting()
             return iter(())
-        handed_names = list(_handed_functions(node))
+        handed_names = list(handed_functions(node))
         if handed_names:
             function = self.ctx.function
-            local = self.ctx.per_function(function, _local_names, names=False) if function is not None else set()
+            local = self.ctx.per_function(function, local_names, names=False) if function is not None else set()
             for handed in handed_names:
                 # a local (a parameter, a nested def: its asserts already count) is not a helper of the file
                 if handed not in local and not self.ctx.resolver.is_bound(handed):
                     self._record_callee(handed)
         if isinstance(func, ast.Attribute):
             self._judge_method_call(func.value, last)
-            if _hands_a_callable(node) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            self._record_outside(node, func.value, last)
+            if hands_a_callable(node) and isinstance(func.value, ast.Name) and func.value.id == "self":
                 for facts in self._enclosing_facts():
                     if facts.harness is None:
                         facts.harness = set()
                     facts.harness.add(last)
         elif isinstance(func, ast.Name) and not self.ctx.resolver.is_bound(func.id):
             self._record_callee(func.id)
+        elif isinstance(func, ast.Name):
+            self._record_outside(node, None, last)
         return iter(())
+
+    def _record_outside(self, node: ast.Call, receiver: ast.expr | None, last: str) -> None:
+        """A helper of the test tree the project model may read: an imported
+        function or module attribute (``helpers.check_output()``), or a
+        method on a parameter (``env.invoke()``, ``env`` a fixture)."""
+        reference: tuple[str, ...]
+        if receiver is None or (isinstance(receiver, ast.Name) and self.ctx.resolver.is_bound(receiver.id)):
+            reference = ("dotted", self.ctx.call_name(node) or "")
+        elif isinstance(receiver, ast.Name) and receiver.id not in SELF_NAMES:
+            if not self._is_parameter(receiver.id):
+                return
+            reference = ("fixture", receiver.id, last)
+        elif isinstance(receiver, ast.Name) and last not in self.defined:
+            reference = ("self", last)  # a method of a base class in another module
+        else:
+            return
+        for facts in self._enclosing_facts():
+            facts.add_outside(reference)
 
     def _fails_by_itself(self, node: ast.Call, last: str) -> bool:
         """The call can fail the test whatever it is given: an assertion
@@ -619,9 +466,9 @@ class NoAssertionRule(Rule):
         name = self.ctx.call_name(node)
         if name is not None and name.startswith("."):
             name = name.lstrip(".")  # a test package that re-exports pytest: ``from . import pytest``
-        if _names_a_check(last) or name in ASSERTING_CALLS or _raising_keyword(node):
+        if names_a_check(last) or name in ASSERTING_CALLS or raising_keyword(node):
             return True
-        if name in WARNING_FILTERS and _turns_into_errors(node):
+        if name in WARNING_FILTERS and turns_into_errors(node):
             return True  # any warning now fails the test
         # the test's code is in the string: interp.run(dedent("assert ...")), server.run_webworker(code)
         if not node.args or not (last in CODE_RUNNERS or last.startswith("run_")):
@@ -629,17 +476,26 @@ class NoAssertionRule(Rule):
         code = node.args[0]
         if isinstance(code, ast.Name):
             return (id(self.ctx.scope.node), code.id) in self._asserting_code_names
-        return _asserts_in_text(code)
+        return asserts_in_text(code)
 
     def _judge_method_call(self, receiver: ast.expr, last: str) -> None:
         """``self.fail*()``, ``super().test_x()`` (the inherited test holds
         the assertion), or a call of a method the file may define."""
-        if isinstance(receiver, ast.Name) and receiver.id in TESTCASE_NAMES and _fails_the_test(last):
+        if isinstance(receiver, ast.Name) and receiver.id in TESTCASE_NAMES and fails_the_test(last):
             self._mark_asserting()
-        elif _is_super_call(receiver) and last.startswith("test"):
+        elif is_super_call(receiver) and last.startswith("test"):
             self._mark_asserting()
-        elif (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES) or _is_super_call(receiver):
+        elif (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES) or is_super_call(receiver):
             self._record_callee(last)
+
+    def _is_parameter(self, name: str) -> bool:
+        """``name`` is a parameter of a function around the call (a test's fixture)."""
+        for scope in self.ctx.scopes:
+            if scope.kind == "function":
+                arguments = scope.node.args  # type: ignore[attr-defined]
+                if any(a.arg == name for a in (*arguments.args, *arguments.kwonlyargs)):
+                    return True
+        return False
 
     def _record_callee(self, name: str) -> None:
         for facts in self._enclosing_facts():
@@ -647,10 +503,12 @@ class NoAssertionRule(Rule):
 
     # -- the verdict -----------------------------------------------------------
     def finish(self) -> Iterator[Violation]:
+        if any(not facts.asserts for facts, _, _ in self.tests):
+            self._ask_the_project()
         self._spread_assertions()
         methods = {(id(facts.owner), facts.name): facts for facts in self.facts.values() if facts.owner}
         for facts, node, where in self.tests:
-            if facts.asserts or _client_half_asserts(facts, methods) or self._inherited_harness(facts):
+            if facts.asserts or client_half_asserts(facts, methods) or self._inherited_harness(facts):
                 continue
             if not self._exempt_by_body(node) and not self._states_its_claim(node):
                 yield dataclasses.replace(self.report(node, name=node.name), where=where)
@@ -664,6 +522,49 @@ class NoAssertionRule(Rule):
         if owner is None or not owner.foreign_base or not facts.harness:
             return False
         return any(name not in self.defined for name in facts.harness)
+
+    def _ask_the_project(self) -> None:
+        """Helpers of the test tree (support modules, conftests, the
+        ``pytest_plugins`` modules, a base class in another module) that
+        assert, raise or fail the test count as the test's assertion: the
+        project model reads them, and the helpers they call, from source."""
+        project = self.ctx.project
+        for facts in self._reachable_from_silent_tests():
+            if facts.asserts:
+                continue
+            owner = facts.owner.name if facts.owner is not None else None
+            for reference in facts.outside or ():
+                if reference[0] == "dotted":
+                    hit = bool(reference[1]) and project.is_asserting_helper(reference[1])
+                elif reference[0] == "self":
+                    # a method the file defines is the file's own helper: the spread below judges it
+                    hit = owner is not None and reference[1] not in self.defined and (
+                        project.is_asserting_method(owner, reference[1]) or project.inherits_unread(owner, reference[1])
+                    )
+                else:
+                    hit = project.fixture_method_asserts(reference[1], reference[2])
+                if hit:
+                    facts.asserts = True
+                    break
+
+    def _reachable_from_silent_tests(self) -> list[AssertionFacts]:
+        """The tests that assert nothing so far, and the functions of the
+        file they call, directly or not: only those can change a verdict."""
+        by_name: dict[str, list[AssertionFacts]] = {}
+        for facts in self.facts.values():
+            by_name.setdefault(facts.name, []).append(facts)
+        pending = [facts for facts, _, _ in self.tests if not facts.asserts]
+        seen = {id(facts) for facts in pending}
+        found = []
+        while pending:
+            facts = pending.pop()
+            found.append(facts)
+            for callee in facts.callees or ():
+                for helper in by_name.get(callee, ()):
+                    if id(helper) not in seen:
+                        seen.add(id(helper))
+                        pending.append(helper)
+        return found
 
     def _spread_assertions(self) -> None:
         """A function asserts when a helper of the file it calls asserts, a
@@ -698,69 +599,3 @@ class NoAssertionRule(Rule):
 
 
 #: pytest-benchmark's fixtures: a test that runs one measures, and its report is the outcome
-BENCHMARK_FIXTURES = frozenset({"benchmark", "aio_benchmark", "async_benchmark"})
-
-
-def _is_benchmark(node: FunctionNode) -> bool:
-    """The test requests a benchmark fixture and calls it (``benchmark(f, x)``,
-    ``benchmark.pedantic(...)``): it measures speed, it does not check values."""
-    names = {arg.arg for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
-    fixtures = names & BENCHMARK_FIXTURES
-    if not fixtures:
-        return False
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.Call):
-            func = inner.func
-            base = func.value if isinstance(func, ast.Attribute) else func
-            if isinstance(base, ast.Name) and base.id in fixtures:
-                return True
-    return False
-
-
-def _client_half_asserts(facts: AssertionFacts, methods: dict[tuple[int, str], AssertionFacts]) -> bool:
-    """Socket tests: ``testFoo()`` is the server half, ``_testFoo()`` of the
-    same class the client half, run in a thread, that holds the assertions."""
-    partner = methods.get((id(facts.owner), f"_{facts.name}")) if facts.owner else None
-    return partner is not None and partner.asserts
-
-
-def _names_a_check(last: str) -> bool:
-    """A callee named as a check (``assert``, ``check``, ``verify``,
-    ``expect``, ``not_raises``), as a raising matcher or validator
-    (``fnmatch_lines``, ``validate_*``), or as a helper saying "no
-    exception" (``do_test_no_exception``)."""
-    if ASSERTING_WORDS.search(last) or NO_RAISE_HELPER.search(last):
-        return True
-    if last in RAISING_HELPERS or RAISING_PREFIX.match(last) is not None:
-        return True
-    lowered = last.lower()
-    return ("no" in lowered or "doesnt" in lowered) and says_no_raise(name_words(last))
-
-
-#: a test case's method that returns a result or fails the test (Twisted's successResultOf/failureResultOf)
-RESULT_OF = re.compile(r"ResultOf$|_result_of$")
-
-
-def _fails_the_test(method: str) -> bool:
-    """A method of the test case named to fail it: ``fail*``, ``*Fail*``,
-    ``successResultOf``/``failureResultOf`` (the result, or a failed test)."""
-    return method.startswith("fail") or "Fail" in method or "_fail" in method or RESULT_OF.search(method) is not None
-
-
-def _runs_another_modules_test(func: ast.expr) -> bool:
-    """``_testcapi.test_x()``: a test helper called on something other than
-    ``self``/``cls`` or ``super()`` runs another module's test."""
-    if not isinstance(func, ast.Attribute):
-        return False
-    receiver = func.value
-    return not (isinstance(receiver, ast.Name) and receiver.id in SELF_NAMES) and not _is_super_call(receiver)
-
-
-def _turns_into_errors(call: ast.Call) -> bool:
-    """``warnings.simplefilter("error", ...)``: the test asserts that no warning is emitted."""
-    action = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "action"), None)
-    return isinstance(action, ast.Constant) and action.value == "error"
-
-
-def _is_super_call(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"

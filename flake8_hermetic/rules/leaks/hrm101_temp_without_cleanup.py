@@ -173,6 +173,13 @@ class TempWithoutCleanupRule(FunctionRule):
     `TemporaryFile()`/`SpooledTemporaryFile()`, which have no name on
     disk (POSIX) or live in memory until they roll over.
 
+    Runner-level isolation counts too (the project model reads it, see
+    docs/project-model.md): a result made without `dir=` in a file below a
+    `conftest.py` that points `tempfile.tempdir` (or `TMPDIR`) at a
+    directory made for the run (`mkdtemp()`, the basetemp) and removes it
+    at the end (`shutil.rmtree`, `.cleanup()`, an `atexit` registration)
+    is not flagged: nothing it leaves outlives the run.
+
     ## Known problems
     A `NamedTemporaryFile(delete=False)` used as a `with` item is closed but
     not removed, so it needs the same cleanup as any other result: a
@@ -206,7 +213,11 @@ class TempWithoutCleanupRule(FunctionRule):
                 return
         elif self._cleaned(node, holder) or self._removed_by_teardown(holder):
             return
-        if "dir" not in {k.arg for k in node.keywords} and self._inside_swapped_tempdir(node):
+        if "dir" not in {k.arg for k in node.keywords} and (
+            self._inside_swapped_tempdir(node) or self.ctx.project.temp_redirected
+        ):
+            # runner-level isolation: a conftest above points the temp dir at
+            # a per-run directory it removes at exit, so nothing outlives the run
             return
         what = "a directory" if kind in ("mkdtemp", "TemporaryDirectory") else "a file"
         yield self.report(node, name=name, what=what)

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.facts.names import callee_last_name
+from flake8_hermetic.project.modules import RESTORES_CWD
 from flake8_hermetic.rules.leaks.cwd import CWD_FIXTURES
 from flake8_hermetic.rules.leaks.undone_change import UndoneChangeRule, saved_from
 from flake8_hermetic.violation import Violation
@@ -73,8 +74,21 @@ class ChdirRule(UndoneChangeRule):
       `preexec_fn`), under `if __name__ == "__main__":`, or expected to
       fail.
 
-    A restore done by a conftest fixture the test does not ask for does not
-    count.
+    - a test that asks (as a parameter, with `usefixtures`, or through an
+      autouse fixture, also one of its class or of a base class the project
+      defines) for a function-scoped fixture of the project (this file, a
+      `conftest.py` above it, a `pytest_plugins` module) that
+      calls `monkeypatch.chdir()` (monkeypatch puts the first directory
+      back at teardown, whatever the test changed since), changes back
+      after its `yield` or in a `finally`, or yields inside a
+      `with chdir(...)` block; also through the fixtures it requests.
+
+    - in a class derived from a base class of another module of the
+      project whose per-test teardown (`tearDown`, `asyncTearDown`,
+      `teardown_method`) changes back to the saved directory (read by the project model).
+
+    A restore done by a fixture the test does not ask for (and that is
+    not autouse), or by a fixture of a wider scope, does not count.
     """
 
     code = "HRM105"
@@ -85,6 +99,8 @@ class ChdirRule(UndoneChangeRule):
     CWD_READERS = frozenset({"os.getcwd", "os.getcwdb", "pathlib.Path.cwd"})
     STATE_WORDS = ("cwd", "chdir", "workdir")
     RESTORING_FIXTURES = CWD_FIXTURES
+    RESTORED_STATE = "cwd"
+    RESTORED_EFFECT = RESTORES_CWD
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         name = self.ctx.call_name(node)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from flake8_hermetic.facts.environ import ENVIRON
 from flake8_hermetic.facts.names import callee_last_name
 from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.project.modules import RESTORES_ENV
 from flake8_hermetic.rules.leaks.undone_change import UndoneChangeRule, saved_from
 from flake8_hermetic.violation import Violation
 
@@ -98,8 +99,25 @@ class RawEnvironMutationRule(UndoneChangeRule):
       `preexec_fn`), under `if __name__ == "__main__":`, or expected to be
       refused.
 
-    A restore done by a conftest fixture the test does not ask for does not
-    count.
+    - a test that asks (as a parameter, with `usefixtures`, or through an
+      autouse fixture, also one of its class or of a base class the project
+      defines) for a function-scoped fixture of the project (this file, a
+      `conftest.py` above it, a `pytest_plugins` module) that
+      snapshots `os.environ` and puts it back after its `yield` or in a
+      `finally` (`saved = os.environ.copy()` ... `os.environ.clear();
+      os.environ.update(saved)`), or yields inside `with
+      mock.patch.dict(os.environ)`: the project model reads it;
+    - a write meant for the whole run, made once before any test: at
+      module level of a `conftest.py` or a test package's `__init__.py`,
+      in a session hook of a conftest (`pytest_configure`,
+      `pytest_sessionstart`), or in a session-scoped fixture.
+
+    - in a class derived from a base class of another module of the
+      project whose per-test teardown (`tearDown`, `asyncTearDown`,
+      `teardown_method`) writes the environment back (read by the project model).
+
+    A restore done by a fixture the test does not ask for (and that is
+    not autouse), or by a fixture of a wider scope, does not count.
     """
 
     code = "HRM107"
@@ -109,6 +127,10 @@ class RawEnvironMutationRule(UndoneChangeRule):
     calls = WRITERS | {f"{owner}.{method}" for owner in ENVIRON for method in ENVIRON_MUTATORS}
 
     STATE_WORDS = ("env",)
+    RESTORED_STATE = "env"
+    RESTORED_EFFECT = RESTORES_ENV
+    #: pytest hooks that run once per session, before any test
+    SESSION_HOOKS = frozenset({"pytest_configure", "pytest_sessionstart", "pytest_sessionfinish", "pytest_unconfigure"})
 
     def _is_environ(self, node: ast.AST) -> bool:
         return self.ctx.resolve(node) in ENVIRON
@@ -155,7 +177,25 @@ class RawEnvironMutationRule(UndoneChangeRule):
                 yield self.report(node, what=f"{name}()")
 
     def undone(self, node: ast.AST) -> bool:
-        return super().undone(node) or self._removes_own_write(node)
+        return super().undone(node) or self._removes_own_write(node) or self._set_once_per_session()
+
+    def _set_once_per_session(self) -> bool:
+        """The environment of the whole run, set by design before any test:
+        at module level of a conftest or a test package's ``__init__``, in a
+        session hook of a conftest, or in a session-scoped fixture (every
+        test of the session sees the same value; nothing leaks from one test
+        into the next)."""
+        basename = self.ctx.path.replace("\\", "/").rpartition("/")[2]
+        if self.ctx.at_module_level:
+            return basename in ("conftest.py", "__init__.py")
+        for scope in self.ctx.scopes:
+            if scope.kind != "function":
+                continue
+            if basename == "conftest.py" and scope.name in self.SESSION_HOOKS:
+                return True
+            if scope.is_fixture and _session_scoped(scope.node):
+                return True
+        return False
 
     def _removes_own_write(self, node: ast.AST) -> bool:
         """``del os.environ[k]`` (``pop``, ``unsetenv``) of a key the same
@@ -288,3 +328,13 @@ class RawEnvironMutationRule(UndoneChangeRule):
 def _literal(node: ast.AST | None) -> bool:
     """A value written out in the source (not a saved one)."""
     return isinstance(node, (ast.Constant, ast.Dict, ast.JoinedStr, ast.List, ast.Tuple, ast.Set))
+
+
+def _session_scoped(function: ast.AST) -> bool:
+    """``@pytest.fixture(scope="session")`` on ``function``."""
+    for decorator in getattr(function, "decorator_list", ()):
+        if isinstance(decorator, ast.Call):
+            for keyword in decorator.keywords:
+                if keyword.arg == "scope" and isinstance(keyword.value, ast.Constant) and keyword.value.value == "session":
+                    return True
+    return False

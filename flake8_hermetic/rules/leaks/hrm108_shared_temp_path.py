@@ -50,6 +50,9 @@ PYTEST_RUNNERS = frozenset({"runpytest", "runpytest_subprocess", "runpytest_inpr
 _SINK = "sink"
 
 
+GETTEMPDIR_ORIGIN = "a fixed name under gettempdir()"
+
+
 def _shared_temp_text(value: object) -> str | None:
     if isinstance(value, bytes):
         value = value.decode("latin-1")
@@ -211,6 +214,12 @@ class SharedTempPathRule(Rule):
         assert load(tmp_path / "state.json") == STATE
     ```
 
+    A fixed name under `gettempdir()` in a file below a `conftest.py` that
+    points `tempfile.tempdir` (or `TMPDIR`) at a directory made for the run
+    and removes it at the end is not flagged: that directory belongs to one
+    worker of one run (runner-level isolation, read by the project model).
+    A literal `/tmp/...` path stays flagged.
+
     ## Options
     None.
     """
@@ -256,18 +265,18 @@ class SharedTempPathRule(Rule):
             yield from self._judge(node, _Origin(node, f"an f-string starting {head.value!r}", "str"))
         elif isinstance(head, ast.FormattedValue) and self._is_gettempdir(head.value):
             if len(node.values) > 1 and isinstance(node.values[1], ast.Constant):
-                yield from self._judge(node, _Origin(node, "a fixed name under gettempdir()", "str"))
+                yield from self._judge(node, _Origin(node, GETTEMPDIR_ORIGIN, "str"))
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         if self._gettempdir_join(node):
-            yield from self._judge(node, _Origin(node, "a fixed name under gettempdir()", self._join_kind(node)))
+            yield from self._judge(node, _Origin(node, GETTEMPDIR_ORIGIN, self._join_kind(node)))
 
     def visit_BinOp(self, node: ast.BinOp) -> Iterator[Violation]:
         parent = self.ctx.parent
         if isinstance(parent, ast.BinOp) and parent.left is node and self._gettempdir_binop(parent):
             return  # judged once, on the outermost join
         if self._gettempdir_binop(node):
-            yield from self._judge(node, _Origin(node, "a fixed name under gettempdir()", self._join_kind(node)))
+            yield from self._judge(node, _Origin(node, GETTEMPDIR_ORIGIN, self._join_kind(node)))
 
     def _join_kind(self, join: ast.Call | ast.BinOp) -> str:
         """What a join onto gettempdir() makes: a str (``os.path.join``, ``+``) or a Path."""
@@ -306,6 +315,8 @@ class SharedTempPathRule(Rule):
     def _judge(self, node: ast.AST, origin: _Origin) -> Iterator[Violation]:
         if self._is_data() or self._never_runs(node):
             return
+        if origin.what == GETTEMPDIR_ORIGIN and self.ctx.project.temp_redirected:
+            return  # runner-level isolation: gettempdir() is this run's own directory, removed at exit
         fate = self._follow(node, origin.kind)
         if fate == _SINK:
             yield from self._report_once(origin, origin.node)
@@ -387,7 +398,7 @@ class SharedTempPathRule(Rule):
         if (isinstance(value, ast.Call) and self._gettempdir_join(value)) or (
             isinstance(value, ast.BinOp) and self._gettempdir_binop(value)
         ):
-            return _Origin(value, "a fixed name under gettempdir()", self._join_kind(value))
+            return _Origin(value, GETTEMPDIR_ORIGIN, self._join_kind(value))
         return None
 
     def _never_runs(self, node: ast.AST) -> bool:

@@ -10,6 +10,7 @@ from flake8_hermetic.facts.environ import (
     ENV_GETTERS, ENVIRON, EXPANDUSER_CALLS, EXPANDUSER_METHODS, HOME_CALLS, home_variable,
 )
 from flake8_hermetic.facts.hostpins import pin_sites
+from flake8_hermetic.project import requested_fixtures
 from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
@@ -48,7 +49,10 @@ class HomeReadRule(Rule):
     `mock.patch.dict(os.environ, {"HOME": ...})`, a patch of `Path.home`
     or `os.path.expanduser`, also as a decorator of the function or its
     class), or when an autouse fixture of a `conftest.py` above the file
-    pins it for the whole tree. Also left alone: a read whose value only
+    pins it for the whole tree, or the test requests (as a parameter or
+    with `usefixtures`) a fixture of the project (this file, a conftest
+    above it, a `pytest_plugins` module) that pins it, itself or through
+    the fixtures it requests (read by the project model). Also left alone: a read whose value only
     has its type checked (`assertIsInstance(expanduser("~"), str)`), and
     a helper function (not a test or fixture) that expands a path given
     to it as a parameter, which honours its caller's (or the command
@@ -145,7 +149,7 @@ class HomeReadRule(Rule):
                 continue
             if any(pin <= line for pin in self._home_pins(scope.node)):
                 return True
-        return self.ctx.pins.home
+        return self.ctx.pins.home or self.ctx.project.pins_for_test(requested_fixtures(self.ctx.scopes)).home
 
     def _home_pins(self, definition: ast.AST) -> list[int]:
         return self.ctx.per_function(definition, _home_pin_lines)

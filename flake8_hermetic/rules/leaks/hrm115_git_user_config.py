@@ -11,6 +11,7 @@ from flake8_hermetic.facts.environ import ENVIRON
 from flake8_hermetic.facts.hostpins import PINNED_VARIABLES, mapping_keys, pin_of
 from flake8_hermetic.facts.processes import SPAWNER_CALLS, ChildProcess, child_process, child_words
 from flake8_hermetic.facts.wrappers import SpawnWrapper, same_file_wrapper
+from flake8_hermetic.project import requested_fixtures
 from flake8_hermetic.nodes import FunctionNode
 from flake8_hermetic.rules.leaks.function_facts import FunctionRule
 from flake8_hermetic.violation import Violation
@@ -42,8 +43,9 @@ class GitUserConfigRule(FunctionRule):
     `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_NOSYSTEM` or `HOME`. An `env=` built
     outside the function (a parameter, a helper's result) is trusted. The
     same function pinning those variables on an earlier line, or an
-    autouse fixture of a `conftest.py` above the file pinning them,
-    exempts the call. The argv is also read through names assigned
+    autouse fixture of a `conftest.py` above the file pinning them, or a
+    fixture of the project the test requests that pins them (read by the
+    project model), exempts the call. The argv is also read through names assigned
     earlier (`cmd = ["git", "commit", ...]; subprocess.run(cmd)`), and a
     wrapper of a spawner in the same file that runs the command its caller
     gives (`def run_cmd(*args): return subprocess.run(args)`, a method
@@ -136,7 +138,7 @@ class GitUserConfigRule(FunctionRule):
         env = child.keyword("env")
         if env is not None and self._env_isolates(env):
             return
-        if self._pinned_before(node) or self.ctx.pins.git_config:
+        if self._pinned_before(node) or self.ctx.pins.git_config or self._fixture_pins():
             return
         yield self.report(node, subcommand=git.subcommand)
 
@@ -151,6 +153,10 @@ class GitUserConfigRule(FunctionRule):
             return self.ctx.resolve(env) not in ("os.environ.copy", "os.environ().copy")
         _, names = self._environment(function)
         return names.get(env.id, True)
+
+    def _fixture_pins(self) -> bool:
+        """A fixture the test requests, or an autouse one, pins git's config (or HOME)."""
+        return self.ctx.project.pins_for_test(requested_fixtures(self.ctx.scopes)).git_config
 
     def _pinned_before(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)

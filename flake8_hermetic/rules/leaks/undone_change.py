@@ -187,11 +187,19 @@ class UndoneChangeRule(Rule):
                 )
         return False
 
+    #: the project model's fixture effect that puts this state back after each test
+    #: (``RESTORES_CWD``, ``RESTORES_ENV``), or None
+    RESTORED_EFFECT: str | None = None
+
     def _requests_restoring_fixture(self) -> bool:
         """The test (its parameters, or ``@pytest.mark.usefixtures`` on it or
         its class) asks for a fixture that saves and restores the state:
         ``pytester``, ``usefixtures("save_env")``, or a fixture of the same
-        file that changes it back after its ``yield``."""
+        file that changes it back after its ``yield``; or a function-scoped
+        fixture of the project (this file, the conftest chain, a
+        ``pytest_plugins`` module), requested or autouse, puts the state
+        back at teardown (the project model reads it)."""
+        requested: list[str] = []
         for scope in self.ctx.scopes:
             node = scope.node
             if scope.kind == "function":
@@ -199,14 +207,26 @@ class UndoneChangeRule(Rule):
                 names = [a.arg for a in [*arguments.args, *arguments.kwonlyargs]]
                 if any(self._restoring_fixture(n) or self._local_fixture_restores(n) for n in names):
                     return True
+                requested.extend(names)
             for decorator in getattr(node, "decorator_list", ()):
                 if isinstance(decorator, ast.Call) and (dotted_name(decorator.func) or "").endswith("usefixtures"):
-                    if any(
-                        isinstance(a, ast.Constant) and isinstance(a.value, str) and self._restoring_fixture(a.value)
-                        for a in decorator.args
-                    ):
+                    used = [a.value for a in decorator.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                    if any(self._restoring_fixture(name) for name in used):
                         return True
-        return False
+                    requested.extend(used)
+        effect = self.RESTORED_EFFECT
+        if effect is None:
+            return False
+        classes = [scope.name for scope in self.ctx.scopes if scope.kind == "class"]
+        # the test's class (a module-level class: the model knows those) and its bases' autouse fixtures count
+        class_name = classes[0] if len(classes) == 1 else None
+        if effect in self.ctx.project.effects_for_test(requested, class_name):
+            return True
+        # a base class of another module whose per-test tearDown writes the state back
+        return class_name is not None and self.RESTORED_STATE in self.ctx.project.teardown_restores(class_name)
+
+    #: the state a base class's tearDown is read for ("cwd", "env"; see ProjectView.teardown_restores)
+    RESTORED_STATE = ""
 
     def _in_restorer(self, node: ast.AST) -> bool:
         """``__exit__`` or a ``restore_*()`` function is the restore half."""

@@ -1,0 +1,583 @@
+"""The project model: cross-file facts of the test tree, read lazily.
+
+One :class:`Project` per flake8 run (the plugin makes a new one in
+``parse_options``); the modules it parses are kept for the process, keyed
+by path and checked against the file's size and modification time once
+per run, so a language server that lints one buffer after another still
+sees a conftest edit. Directories are visited only when a file below them
+is linted, and a module is parsed only when a rule asks about it.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from flake8_hermetic.facts.hostpins import NO_PINS, Pins
+from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.project.config import ConfigFinder, PytestConfig
+from flake8_hermetic.project.modules import (
+    FAILING_CALLS, PER_TEST_TEARDOWNS, PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, plugins_of, read_classes,
+    read_fixtures, read_module,
+)
+from flake8_hermetic.project.roles import Role, RoleFinder, defines_test_cases, matches_python_files
+
+MAX_DEPTH = 12  # helper chains followed across modules
+#: base classes whose methods are known: the object protocol and unittest's
+KNOWN_BASES = frozenset({"object", "Exception", "TestCase", "IsolatedAsyncioTestCase"})
+
+
+@dataclass
+class _Cached:
+    stamp: tuple[int, int]
+    facts: ModuleFacts | None
+
+
+#: path -> facts, for the process (checked against the file's stamp once per run)
+_MODULES: dict[str, _Cached] = {}
+
+
+def normal_path(path: str) -> str:
+    """An absolute path; an editor's Windows separators count as separators everywhere."""
+    return os.path.abspath(path.replace("\\", "/"))
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+class Project:
+    """The model of every project the run's files belong to."""
+
+    def __init__(self) -> None:
+        self.configs = ConfigFinder()
+        self.roles = RoleFinder()
+        self._checked: dict[str, ModuleFacts | None] = {}
+        self._module_paths: dict[tuple[str, str], str | None] = {}
+        self._asserting: dict[tuple[str, str], bool] = {}
+        self._in_tree: dict[str, bool] = {}
+
+    # -- files -----------------------------------------------------------------
+    def module(self, path: str) -> ModuleFacts | None:
+        """The facts of the module at ``path`` (None: unreadable or not Python)."""
+        path = os.path.abspath(path)
+        if path in self._checked:
+            return self._checked[path]
+        stamp = _stamp(path)
+        cached = _MODULES.get(path)
+        if stamp is None:
+            facts = None
+        elif cached is not None and cached.stamp == stamp:
+            facts = cached.facts
+        else:
+            try:
+                with open(path, "rb") as handle:
+                    tree = ast.parse(handle.read(), filename=path)
+                facts = read_module(path, tree)
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                facts = None
+            _MODULES[path] = _Cached(stamp, facts)
+        self._checked[path] = facts
+        return facts
+
+    def config(self, path: str) -> PytestConfig:
+        return self.configs.for_directory(os.path.dirname(os.path.abspath(path)))
+
+    def role(self, path: str, tree: ast.Module | None = None) -> Role:
+        """The file's role; with its tree, a support module of ``TestCase``
+        classes is a test module (its cases run where it is imported)."""
+        path = normal_path(path)
+        config = self.config(path)
+        problems = self.configs.take_problems()
+        if problems:
+            raise problems[0]  # once: the directory now counts as having pytest's defaults
+        role = self.roles.role(path, config)
+        if role is Role.SUPPORT and tree is not None and defines_test_cases(tree):
+            return Role.TEST_MODULE
+        return role
+
+    def in_test_tree(self, path: str) -> bool:
+        """The module is test code (a test module, conftest or support module), not the code under test."""
+        known = self._in_tree.get(path)
+        if known is None:
+            known = self._in_tree[path] = self.roles.role(path, self.config(path)) is not Role.NOT_TEST
+        return known
+
+    def conftests(self, path: str) -> list[str]:
+        """The conftest files pytest loads for ``path``, from the top down."""
+        path = os.path.abspath(path)
+        directory = os.path.dirname(path)
+        config = self.config(path)
+        top = self.roles.base_of(directory, config)
+        found = []
+        while True:
+            if "conftest.py" in self.roles.listing(directory):
+                candidate = os.path.join(directory, "conftest.py")
+                if candidate != path:
+                    found.append(candidate)
+            parent = os.path.dirname(directory)
+            if directory == top or parent == directory:
+                break
+            directory = parent
+        found.reverse()
+        return found
+
+    # -- modules by name ---------------------------------------------------------
+    def find_module(self, name: str, importer: str) -> str | None:
+        """The file of module ``name`` imported from the file ``importer``:
+        relative names from its package, absolute ones from the directory
+        above its top package, its rootdir, or the rootdir's ``src``."""
+        key = (name, os.path.dirname(importer))
+        if key in self._module_paths:
+            return self._module_paths[key]
+        found = None
+        level = len(name) - len(name.lstrip("."))
+        parts = [p for p in name.lstrip(".").split(".") if p]
+        if level:
+            base = os.path.dirname(os.path.abspath(importer))
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            found = self._module_file(base, parts)
+        else:
+            for base in self._import_bases(importer):
+                found = self._module_file(base, parts)
+                if found:
+                    break
+        self._module_paths[key] = found
+        return found
+
+    def _import_bases(self, importer: str) -> list[str]:
+        directory = os.path.dirname(os.path.abspath(importer))
+        top = directory
+        while "__init__.py" in self.roles.listing(top) and os.path.dirname(top) != top:
+            top = os.path.dirname(top)
+        bases = [top]
+        rootdir = self.config(importer).rootdir or self.roles.project_root(directory)
+        if rootdir:
+            bases += [rootdir, os.path.join(rootdir, "src")]
+        return bases
+
+    def _module_file(self, base: str, parts: list[str]) -> str | None:
+        if not parts:
+            candidate = os.path.join(base, "__init__.py")
+            return candidate if os.path.isfile(candidate) else None
+        directory = os.path.join(base, *parts[:-1])
+        names = self.roles.listing(directory)
+        if parts[-1] + ".py" in names:
+            return os.path.join(directory, parts[-1] + ".py")
+        if parts[-1] in names and "__init__.py" in self.roles.listing(os.path.join(directory, parts[-1])):
+            return os.path.join(directory, parts[-1], "__init__.py")
+        return None
+
+    def test_module(self, path: str | None) -> ModuleFacts | None:
+        """The facts of a module of the test tree; None for any other file
+        (the code under test, the standard library: never parsed)."""
+        return self.module(path) if path and self.in_test_tree(path) else None
+
+    def locate(self, dotted: str, importer: str) -> tuple[ModuleFacts, str] | None:
+        """The module of the test tree and the qualname (``f`` or
+        ``Class.method``) a dotted reference names, trying the longest module
+        prefix first."""
+        parts = dotted.split(".")
+        leading = len(dotted) - len(dotted.lstrip("."))
+        for split in range(len(parts) - 1, 0, -1):
+            module_name, rest = ".".join(parts[:split]), parts[split:]
+            if len(rest) > 2 or (leading and split <= leading):
+                continue
+            facts = self.test_module(self.find_module(module_name, importer))
+            if facts is not None:
+                return facts, ".".join(rest)
+        return None
+
+    # -- helpers -----------------------------------------------------------------
+    def function(self, module: ModuleFacts, qualname: str, depth: int = 0) -> tuple[ModuleFacts, Function] | None:
+        """A function or method of ``module``; a method missing from its class
+        is looked up in the class's bases, local or imported."""
+        found = module.functions.get(qualname)
+        if found is not None:
+            return module, found
+        owner, dot, method = qualname.partition(".")
+        if not dot or depth > MAX_DEPTH:
+            return None
+        for base in module.classes.get(owner, ()):
+            if base in module.classes:
+                hit = self.function(module, f"{base}.{method}", depth + 1)
+            else:
+                located = self.locate(base, module.path)
+                hit = self.function(located[0], f"{located[1]}.{method}", depth + 1) if located else None
+            if hit is not None:
+                return hit
+        return None
+
+    def unread_base(self, module: ModuleFacts, class_name: str, depth: int = 0) -> bool:
+        """Whether the class, or a class it derives from, has a base the
+        model cannot read: neither the project's nor the standard library's
+        ``unittest`` (a third-party test framework's base class)."""
+        if depth > MAX_DEPTH:
+            return False
+        for base in module.classes.get(class_name, ()):
+            if base in module.classes:
+                if self.unread_base(module, base, depth + 1):
+                    return True
+                continue
+            if base in KNOWN_BASES or base.startswith("unittest."):
+                continue
+            located = self.locate(base, module.path)
+            if located is None or located[1] not in located[0].classes:
+                return True
+            if self.unread_base(located[0], located[1], depth + 1):
+                return True
+        return False
+
+    def asserts(self, module: ModuleFacts, qualname: str, depth: int = 0) -> bool:
+        """Whether the helper asserts, raises or fails the test, itself or
+        through a helper it calls (a fixpoint over the call graph, memoised;
+        a cycle counts as not asserting)."""
+        key = (module.path, qualname)
+        known = self._asserting.get(key)
+        if known is not None:
+            return known
+        self._asserting[key] = False  # in progress: a cycle ends here
+        hit = self.function(module, qualname)
+        result = False
+        # only the test tree's helpers check: the code under test raising is the workload, not a check
+        if hit is not None and depth <= MAX_DEPTH and self.in_test_tree(hit[0].path):
+            owner_module, function = hit
+            owner = function.qualname.partition(".")[0] if "." in function.qualname else None
+            result = function.asserts or any(
+                self._callee_asserts(owner_module, owner, kind, name, depth) for kind, name in function.callees
+            )
+        self._asserting[key] = result
+        return result
+
+    def _callee_asserts(self, module: ModuleFacts, owner: str | None, kind: str, name: str, depth: int) -> bool:
+        if kind == "self":
+            return owner is not None and self.asserts(module, f"{owner}.{name}", depth + 1)
+        if kind == "local":
+            return name in module.functions and self.asserts(module, name, depth + 1)
+        located = self.locate(name, module.path)
+        return located is not None and self.asserts(located[0], located[1], depth + 1)
+
+    def view(self, path: str, tree: ast.Module) -> ProjectView:
+        return ProjectView(self, path, tree)
+
+
+class ProjectView:
+    """The model as one linted file sees it (``ctx.project``).
+
+    Every answer is computed on first use: a file whose rules ask nothing
+    costs nothing beyond its role.
+    """
+
+    def __init__(self, project: Project, path: str, tree: ast.Module) -> None:
+        self.project = project
+        self.path = normal_path(path)
+        self.tree = tree
+        self._own: ModuleFacts | None = None
+        self._tops: set[str] | None = None
+        self._own_fixtures: dict[str, Fixture] | None = None
+        self._classes: ModuleFacts | None = None
+        self._fixtures: dict[str, Fixture] | None = None
+        self._effects: dict[str, frozenset[str]] = {}
+
+    @property
+    def role(self) -> Role:
+        return self.project.role(self.path, self.tree)
+
+    @property
+    def collects_functions(self) -> bool:
+        """pytest collects this module's ``test*`` functions: its name
+        matches ``python_files`` (a library of ``TestCase`` classes that
+        only counts as a test module for its classes does not)."""
+        return matches_python_files(self.path, self.project.config(self.path).python_files)
+
+    @property
+    def own(self) -> ModuleFacts:
+        """The facts of the linted module itself (from its tree, not the disk:
+        an editor's buffer may be newer)."""
+        if self._own is None:
+            self._own = read_module(self.path, self.tree)
+        return self._own
+
+    @property
+    def own_fixtures(self) -> dict[str, Fixture]:
+        """The module-level fixtures of the linted module (its own fixtures
+        only: cheaper than reading all of it)."""
+        if self._own is not None:
+            return self._own.fixtures
+        if self._own_fixtures is None:
+            self._own_fixtures = read_fixtures(self.path, self.tree)
+        return self._own_fixtures
+
+    @property
+    def own_classes(self) -> ModuleFacts:
+        """The linted module's classes (bases, class fixtures) without its
+        functions: what the questions about a test class's bases need. Its
+        ``path`` is marked so the helpers' memo never mistakes it for the
+        module read in full."""
+        if self._classes is None:
+            self._classes = read_classes(self.path + "::classes", self.tree)
+        return self._classes
+
+    @property
+    def own_plugins(self) -> tuple[str, ...]:
+        return plugins_of(self.tree)
+
+    def conftest_modules(self) -> list[ModuleFacts]:
+        found = [self.project.module(p) for p in self.project.conftests(self.path)]
+        return [facts for facts in found if facts is not None]
+
+    def _plugin_modules(self, modules: list[ModuleFacts]) -> list[ModuleFacts]:
+        found = []
+        for module in modules:
+            for name in module.pytest_plugins:
+                path = self.project.find_module(name, module.path)
+                facts = self.project.module(path) if path else None
+                if facts is not None:
+                    found.append(facts)
+        return found
+
+    # -- fixtures ----------------------------------------------------------------
+    def fixtures(self) -> dict[str, Fixture]:
+        """The fixtures this file sees by name: its own first, then the
+        nearest conftest's, then those of the ``pytest_plugins`` modules."""
+        if self._fixtures is None:
+            chain = self.conftest_modules()
+            visible: dict[str, Fixture] = dict(self.own_fixtures)
+            for module in [*reversed(chain), *self._plugin_modules([*chain])]:
+                for name, fixture in module.fixtures.items():
+                    visible.setdefault(name, fixture)
+            for name in self.own_plugins:
+                path = self.project.find_module(name, self.path)
+                facts = self.project.module(path) if path else None
+                for fixture_name, fixture in (facts.fixtures if facts else {}).items():
+                    visible.setdefault(fixture_name, fixture)
+            self._fixtures = visible
+        return self._fixtures
+
+    def fixture(self, name: str) -> Fixture | None:
+        """The fixture named ``name`` visible to this file, if the project defines it."""
+        return self.fixtures().get(name)
+
+    def fixture_effects(self, name: str) -> frozenset[str]:
+        """What requesting ``name`` does for a test: its own effects and those
+        of the function-scoped fixtures it requests in turn."""
+        known = self._effects.get(name)
+        if known is not None:
+            return known
+        self._effects[name] = frozenset()  # a cycle adds nothing
+        fixture = self.fixture(name)
+        effects: frozenset[str] = frozenset()
+        if fixture is not None:
+            effects = fixture.effects
+            for requested in fixture.requests:
+                inner = self.fixture(requested)
+                if inner is not None and inner.scope == "function":
+                    effects = effects | self.fixture_effects(requested)
+        self._effects[name] = effects
+        return effects
+
+    def autouse_fixtures(self) -> list[Fixture]:
+        """The module-level autouse fixtures in force for this file's tests."""
+        return [fixture for fixture in self.fixtures().values() if fixture.autouse]
+
+    def class_autouse(self, class_name: str) -> list[Fixture]:
+        """The autouse fixtures defined in a class of this file and in its
+        bases (of this file or imported from the project)."""
+        found: list[Fixture] = []
+        self._class_autouse(self.own_classes, class_name, found, 0)
+        return found
+
+    def _class_autouse(self, module: ModuleFacts, class_name: str, found: list[Fixture], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            return
+        found.extend(f for f in module.class_fixtures.get(class_name, {}).values() if f.autouse)
+        for base in module.classes.get(class_name, ()):
+            if base in module.classes:
+                self._class_autouse(module, base, found, depth + 1)
+            elif not base.startswith("unittest.") and base not in KNOWN_BASES:
+                located = self.project.locate(base, module.path)
+                if located is not None:
+                    self._class_autouse(located[0], located[1], found, depth + 1)
+
+    def teardown_restores(self, class_name: str) -> frozenset[str]:
+        """The state ("cwd", "env") that a per-test teardown (``tearDown``,
+        ``asyncTearDown``, ``teardown_method``) of a base class in another
+        module of the project writes back after every test of this file's
+        class ``class_name`` (``TempdirManager.tearDown``:
+        ``os.chdir(self._olddir)``). The file's own classes are the rules'."""
+        touched: set[str] = set()
+        self._teardowns(self.own_classes, class_name, touched, 0)
+        return frozenset(touched)
+
+    def _teardowns(self, module: ModuleFacts, class_name: str, touched: set[str], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            return
+        if module is not self.own_classes:
+            for method in PER_TEST_TEARDOWNS:
+                function = module.functions.get(f"{class_name}.{method}")
+                if function is not None:
+                    touched.update(function.touches)
+        for base in module.classes.get(class_name, ()):
+            if base in module.classes:
+                self._teardowns(module, base, touched, depth + 1)
+            elif not base.startswith("unittest.") and base not in KNOWN_BASES:
+                located = self.project.locate(base, module.path)
+                if located is not None:
+                    self._teardowns(located[0], located[1], touched, depth + 1)
+
+    def effects_for_test(self, requested: list[str] | tuple[str, ...], class_name: str | None = None) -> frozenset[str]:
+        """What happens around a test that requests ``requested`` (its
+        parameters and ``usefixtures`` names), in the class ``class_name``
+        of this file if any: those fixtures' effects and the autouse
+        fixtures' (the module's, the conftest chain's, the plugins', the
+        class's and its bases'), counted only for function scope (a wider
+        fixture restores after many tests, not after this one)."""
+        effects: frozenset[str] = frozenset()
+        names = [*requested, *(f.name for f in self.autouse_fixtures())]
+        for name in names:
+            fixture = self.fixture(name)
+            if fixture is not None and fixture.scope == "function":
+                effects = effects | self.fixture_effects(name)
+        for fixture in self.class_autouse(class_name) if class_name else ():
+            if fixture.scope == "function":
+                effects = effects | fixture.effects
+        return effects
+
+    def pins_for_test(self, requested: list[str] | tuple[str, ...]) -> Pins:
+        """The conftest chain's pins, and those of the fixtures the test
+        requests or that are autouse, of any scope (a pin holds for as long
+        as the fixture lives, and it isolates every test under it)."""
+        pins = self.pins
+        for name in [*requested, *(f.name for f in self.autouse_fixtures())]:
+            effects = self.fixture_effects(name)
+            if PINS_HOME in effects or PINS_GIT in effects:
+                pins = pins | Pins(home=PINS_HOME in effects, git_config=PINS_GIT in effects or PINS_HOME in effects)
+        return pins
+
+    # -- the tree above ------------------------------------------------------------
+    @property
+    def pins(self) -> Pins:
+        """What the conftest chain pins for this file (home, git config)."""
+        pins = NO_PINS
+        for module in self.conftest_modules():
+            pins = pins | module.pins
+        return pins
+
+    @property
+    def temp_redirected(self) -> bool:
+        """A conftest above points the temp dir at a per-run directory it removes."""
+        return any(module.redirects_temp for module in self.conftest_modules())
+
+    # -- helpers and wrappers ------------------------------------------------------
+    @property
+    def _top_names(self) -> set[str]:
+        """The names the module's own top-level defs and classes bind (no walk)."""
+        if self._tops is None:
+            defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            self._tops = {stmt.name for stmt in self.tree.body if isinstance(stmt, defs)}
+        return self._tops
+
+    def _resolved(self, dotted: str) -> tuple[ModuleFacts, str] | None:
+        # the module itself is read only when the name is one of its own defs
+        if dotted.partition(".")[0] in self._top_names:
+            return self.own, dotted
+        return self.project.locate(dotted, self.path)
+
+    def reexported(self, dotted: str) -> str | None:
+        """The canonical name of something a project module re-exports:
+        ``.pytest.fail`` after ``from . import pytest``, where the package's
+        ``__init__`` did ``import pytest``, is ``pytest.fail``; None when
+        no project module re-exports the name."""
+        leading = len(dotted) - len(dotted.lstrip("."))
+        names = dotted[leading:].split(".")
+        for split in range(len(names) - 1, -1, -1):
+            if split == 0 and not leading:
+                break
+            module_name = "." * leading + ".".join(names[:split])
+            module = self.project.test_module(self.project.find_module(module_name, self.path))
+            if module is None:
+                continue
+            target = module.aliases.get(names[split])
+            defined_here = names[split] in module.functions or names[split] in module.classes
+            if not target or target.startswith(".") or defined_here:
+                return None
+            return ".".join([target, *names[split + 1:]])
+        return None
+
+    def is_asserting_helper(self, dotted: str) -> bool:
+        """Whether the helper a call names (its canonical name, as
+        ``ctx.call_name`` gives it: ``tests.helpers.check``,
+        ``.util.Env.invoke``, a function of this file) asserts, raises or
+        fails the test, itself or through the helpers it calls; or whether
+        it is ``pytest.fail``/``pytest.raises`` re-exported by a module of
+        the project (``from . import pytest``)."""
+        located = self._resolved(dotted)
+        if located is not None:
+            return self.project.asserts(*located)
+        return self.reexported(dotted) in FAILING_CALLS
+
+    def is_asserting_method(self, class_name: str, method: str) -> bool:
+        """``self.method()`` in a class of this file, for a method the file
+        does not define: the method, found in the class's bases imported
+        from the test tree, asserts."""
+        return self.project.asserts(self.own_classes, f"{class_name}.{method}")
+
+    def inherits_unread(self, class_name: str, method: str) -> bool:
+        """``self.method()`` in a class of this file that neither the class
+        nor its readable bases define, while some base comes from outside
+        the project (a test framework's ``*TestCase``): what it does cannot
+        be read, so a rule must not assume it checks nothing."""
+        if self.project.function(self.own_classes, f"{class_name}.{method}") is not None:
+            return False
+        return self.project.unread_base(self.own_classes, class_name)
+
+    def fixture_method_asserts(self, fixture_name: str, method: str) -> bool:
+        """``env.invoke()`` where ``env`` is a fixture of the project that
+        returns an instance of a project class whose ``invoke`` asserts."""
+        fixture = self.fixture(fixture_name)
+        if fixture is None:
+            return False
+        module = self.project.module(fixture.path) if fixture.path != self.path else self.own
+        function = module.functions.get(fixture.name) if module else None
+        if module is None or function is None or not function.returns:
+            return False
+        returned = function.returns
+        if returned in module.classes:
+            return self.project.asserts(module, f"{returned}.{method}")
+        located = self.project.locate(returned, module.path)
+        return located is not None and self.project.asserts(located[0], f"{located[1]}.{method}")
+
+    def wrapper_kind(self, dotted: str) -> str | None:
+        """``"spawn"``, ``"sleep"`` or ``"temp"`` when the function a call
+        names (canonical name) is a project wrapper that hands its arguments
+        to a child-process spawner, a sleep or a temp maker; else None."""
+        located = self._resolved(dotted)
+        if located is None:
+            return None
+        hit = self.project.function(*located)
+        return hit[1].wraps if hit else None
+
+
+def requested_fixtures(scopes: list[Any]) -> list[str]:
+    """The fixture names the test around the walk requests: the parameters
+    of its functions and the ``@pytest.mark.usefixtures(...)`` names on them
+    and on their classes (``scopes``: the context's scope list)."""
+    names: list[str] = []
+    for scope in scopes:
+        node = scope.node
+        if scope.kind == "function":
+            arguments = node.args
+            names.extend(a.arg for a in (*arguments.args, *arguments.kwonlyargs))
+        for decorator in getattr(node, "decorator_list", ()):
+            if isinstance(decorator, ast.Call) and (dotted_name(decorator.func) or "").endswith("usefixtures"):
+                names.extend(
+                    a.value for a in decorator.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                )
+    return names

@@ -1,0 +1,450 @@
+"""What one module of the project offers the others, read from its source.
+
+One pass over a parsed module gives its top-level functions, its classes'
+methods, its fixtures (scope, autouse, what they request, their effects),
+its ``pytest_plugins``, and, for a conftest, what it does for the whole
+tree below it (host pins, a per-run temp directory). Nothing is imported
+or run.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from flake8_hermetic.facts.hostpins import NO_PINS, Pins, module_pins, pins_in
+from flake8_hermetic.imports import dotted_name, module_imports
+from flake8_hermetic.nodes import DEF_TYPES
+
+#: the effects of a fixture the rules ask about
+CHANGES_CWD = "changes cwd"
+RESTORES_CWD = "restores cwd"
+RESTORES_ENV = "restores os.environ"
+SETS_ENV = "sets env"
+PINS_HOME = "pins home"
+PINS_GIT = "pins git config"
+REDIRECTS_TEMP = "redirects the temp dir"
+
+SPAWNERS = frozenset({
+    "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+    "subprocess.getoutput", "subprocess.getstatusoutput", "os.system", "os.popen",
+    "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell", "trio.run_process", "anyio.run_process",
+})
+SLEEPS = frozenset({"time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep"})
+TEMP_MAKERS = frozenset({
+    "tempfile.mkdtemp", "tempfile.mkstemp", "tempfile.mktemp", "tempfile.NamedTemporaryFile",
+    "tempfile.TemporaryDirectory", "tempfile.TemporaryFile",
+})
+WRAPPED_KINDS = (("spawn", SPAWNERS), ("sleep", SLEEPS), ("temp", TEMP_MAKERS))
+#: exceptions a helper raises that do not fail the test on a check
+NOT_A_CHECK = ("NotImplementedError", "SkipTest", "Skipped", "StopIteration", "KeyboardInterrupt")
+#: exceptions that are a failed check whatever guards them
+FAILURES = frozenset({"AssertionError", "failureException", "Failed", "TestFailed", "Failure"})
+FAILING_CALLS = frozenset({"pytest.fail", "pytest.raises", "pytest.warns", "pytest.deprecated_call"})
+ENVIRON_SNAPSHOTS = frozenset({"os.environ.copy", "dict", "copy.copy", "copy.deepcopy"})
+ENVIRON_RESTORES = frozenset({"os.environ.clear", "os.environ.update"})
+TEMP_VARIABLES = frozenset({"TMPDIR", "TEMP", "TMP"})
+PER_RUN_TEMP = frozenset({"mkdtemp", "TemporaryDirectory", "getbasetemp", "mktemp"})
+REMOVALS = frozenset({"rmtree", "cleanup", "register", "getbasetemp"})
+SESSION_HOOKS = frozenset({"pytest_configure", "pytest_sessionstart"})
+#: the methods that run after every test of their class
+PER_TEST_TEARDOWNS = frozenset({"tearDown", "asyncTearDown", "teardown_method"})
+
+
+def resolve_with(aliases: dict[str, str], node: ast.AST) -> str | None:
+    """``node``'s dotted name through the module's imports (as written when unbound)."""
+    name = dotted_name(node)
+    if name is None:
+        return None
+    head, dot, rest = name.partition(".")
+    target = aliases.get(head)
+    return (target + dot + rest) if target else name
+
+
+@dataclass
+class Fixture:
+    """One fixture, as its definition reads."""
+
+    name: str
+    path: str
+    line: int
+    scope: str = "function"
+    autouse: bool = False
+    requests: tuple[str, ...] = ()
+    effects: frozenset[str] = frozenset()
+
+
+@dataclass
+class Function:
+    """A top-level function or a method (``qualname`` "Class.method")."""
+
+    qualname: str
+    asserts: bool = False
+    #: what it calls that may assert: ("local", qualname), ("self", method), ("dotted", name)
+    callees: list[tuple[str, str]] = field(default_factory=list)
+    #: "spawn", "sleep" or "temp": it hands its arguments to such a call
+    wraps: str | None = None
+    #: the class reference a fixture returns or yields (``return Env(...)``)
+    returns: str | None = None
+    #: the process state its body changes: "cwd" (``os.chdir``), "env" (a write of ``os.environ``)
+    touches: frozenset[str] = frozenset()
+
+
+@dataclass
+class ModuleFacts:
+    path: str
+    aliases: dict[str, str]
+    functions: dict[str, Function] = field(default_factory=dict)
+    #: class name -> its bases' references (local names or dotted)
+    classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    fixtures: dict[str, Fixture] = field(default_factory=dict)
+    #: class name -> the fixtures defined in its body (a base class's autouse ones apply to its subclasses' tests)
+    class_fixtures: dict[str, dict[str, Fixture]] = field(default_factory=dict)
+    pytest_plugins: tuple[str, ...] = ()
+    pins: Pins = NO_PINS
+    redirects_temp: bool = False
+
+
+def _decorator_call(function: ast.AST, last: str) -> ast.expr | None:
+    for decorator in function.decorator_list:  # type: ignore[attr-defined]
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = dotted_name(target) or ""
+        if name.rpartition(".")[2] == last:
+            return decorator
+    return None
+
+
+def _keyword(call: ast.expr | None, name: str) -> object:
+    if isinstance(call, ast.Call):
+        for keyword in call.keywords:
+            if keyword.arg == name and isinstance(keyword.value, ast.Constant):
+                return keyword.value.value
+    return None
+
+
+def own_walk(function: ast.AST) -> list[ast.AST]:
+    """The nodes of ``function``'s own frame (nested defs, classes and lambdas left out)."""
+    found: list[ast.AST] = []
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (*DEF_TYPES, ast.ClassDef, ast.Lambda)):
+            continue
+        found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+class _Reader:
+    """Reads one function for :class:`Function` and :class:`Fixture` facts."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self.aliases = facts.aliases
+
+    def name(self, node: ast.AST) -> str:
+        return resolve_with(self.aliases, node) or ""
+
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, in_class: bool) -> Function:
+        facts = Function(qualname)
+        nodes = own_walk(node)
+        params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+        for extra in (node.args.vararg, node.args.kwarg):
+            if extra is not None:
+                params.add(extra.arg)
+        checked = _checking_raises(nodes, params)
+        for sub in nodes:
+            if isinstance(sub, ast.Assert):
+                facts.asserts = True
+            elif isinstance(sub, ast.Raise) and sub.exc is not None:
+                exc = sub.exc.func if isinstance(sub.exc, ast.Call) else sub.exc
+                raised = (dotted_name(exc) or "").rpartition(".")[2]
+                if raised in FAILURES or raised.endswith(("Failed", "Failure")) or (
+                    id(sub) in checked and not raised.startswith(NOT_A_CHECK)
+                ):
+                    facts.asserts = True
+            elif isinstance(sub, ast.Call):
+                self._call(sub, facts, params, in_class)
+        if _decorator_call(node, "fixture") is not None or _decorator_call(node, "yield_fixture") is not None:
+            facts.returns = self._returned_class(nodes)
+        if in_class and qualname.rpartition(".")[2] in PER_TEST_TEARDOWNS:
+            facts.touches = self._touches(nodes)
+        return facts
+
+    def _touches(self, nodes: list[ast.AST]) -> frozenset[str]:
+        touched = set()
+        for sub in nodes:
+            if isinstance(sub, ast.Call):
+                name = self.name(sub.func)
+                if name in ("os.chdir", "os.fchdir"):
+                    touched.add("cwd")
+                elif name in ENVIRON_RESTORES or name in ("os.environ.pop", "os.unsetenv", "os.putenv"):
+                    touched.add("env")
+            elif isinstance(sub, (ast.Assign, ast.Delete)):
+                for target in sub.targets:
+                    if isinstance(target, ast.Subscript):
+                        target = target.value
+                    if self.name(target) == "os.environ":
+                        touched.add("env")
+        return frozenset(touched)
+
+    def _call(self, call: ast.Call, facts: Function, params: set[str], in_class: bool) -> None:
+        func = call.func
+        name = self.name(func)
+        last = name.rpartition(".")[2]
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        if name in FAILING_CALLS or last.startswith("assert") or (
+            isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and last.startswith("fail")
+        ) or any(k.arg == "check" and isinstance(k.value, ast.Constant) and k.value.value is True
+                 for k in call.keywords):
+            facts.asserts = True
+            return
+        if facts.wraps is None and params:
+            for kind, names in WRAPPED_KINDS:
+                if name in names and _mentions_any(call, params):
+                    facts.wraps = kind
+        if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
+            if in_class:
+                facts.callees.append(("self", last))
+        elif isinstance(func, ast.Name):
+            facts.callees.append(("dotted", name) if func.id in self.aliases else ("local", func.id))
+        elif (dotted_name(func) or "").partition(".")[0] in self.aliases:
+            facts.callees.append(("dotted", name))
+
+    def _returned_class(self, nodes: list[ast.AST]) -> str | None:
+        built: dict[str, str] = {}
+        for sub in nodes:
+            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) and len(sub.targets) == 1:
+                target = sub.targets[0]
+                if isinstance(target, ast.Name):
+                    built[target.id] = self.name(sub.value.func)
+        for sub in nodes:
+            value = sub.value if isinstance(sub, (ast.Return, ast.Yield)) else None
+            if isinstance(value, ast.Call):
+                return self.name(value.func) or None
+            if isinstance(value, ast.Name) and value.id in built:
+                return built[value.id] or None
+        return None
+
+    # -- fixtures ------------------------------------------------------------
+    def fixture(self, node: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> Fixture | None:
+        decorator = _decorator_call(node, "fixture") or _decorator_call(node, "yield_fixture")
+        if decorator is None:
+            return None
+        scope = _keyword(decorator, "scope")
+        name = _keyword(decorator, "name")
+        requests = tuple(a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs))
+        return Fixture(
+            name=name if isinstance(name, str) else node.name,
+            path=path,
+            line=node.lineno,
+            scope=scope if isinstance(scope, str) else "function",
+            autouse=_keyword(decorator, "autouse") is True,
+            requests=tuple(r for r in requests if r not in ("self", "cls", "request")),
+            effects=self.effects(node),
+        )
+
+    def effects(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+        nodes = own_walk(node)
+        # in source order: a snapshot is taken before the restore that uses it
+        nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+        yield_line = min(
+            (sub.lineno for sub in nodes if isinstance(sub, (ast.Yield, ast.YieldFrom))), default=None
+        )
+        finally_lines = {
+            inner.lineno for sub in nodes if isinstance(sub, ast.Try)
+            for stmt in sub.finalbody for inner in ast.walk(stmt) if hasattr(inner, "lineno")
+        }
+
+        def after(sub: ast.AST) -> bool:
+            line = getattr(sub, "lineno", 0)
+            return (yield_line is not None and line > yield_line) or line in finally_lines
+
+        found: set[str] = set()
+        snapshot = False
+        for sub in nodes:
+            if isinstance(sub, (ast.With, ast.AsyncWith)) and yield_line is not None and _holds_line(sub, yield_line):
+                for item in sub.items:
+                    call = item.context_expr
+                    written = self.name(call.func) if isinstance(call, ast.Call) else ""
+                    lowered = written.rpartition(".")[2].lower()
+                    if "chdir" in lowered or "cwd" in lowered:
+                        found |= {CHANGES_CWD, RESTORES_CWD}
+                    if isinstance(call, ast.Call) and _patches_environ(self, call):
+                        found.add(RESTORES_ENV)
+            if not isinstance(sub, ast.Call):
+                rebinds = isinstance(sub, ast.Assign) and any(self.name(t) == "os.environ" for t in sub.targets)
+                if rebinds and after(sub):
+                    found.add(RESTORES_ENV if snapshot else SETS_ENV)
+                elif isinstance(sub, (ast.Assign, ast.AugAssign)) and _writes_environ(self, sub):
+                    found.add(SETS_ENV)
+                continue
+            name = self.name(sub.func)
+            last = name.rpartition(".")[2]
+            receiver = dotted_name(sub.func.value) if isinstance(sub.func, ast.Attribute) else None
+            if name in ("os.chdir", "os.fchdir"):
+                found.add(RESTORES_CWD if after(sub) and CHANGES_CWD in found else CHANGES_CWD)
+            elif last == "chdir" and receiver is not None and "monkeypatch" in receiver:
+                found |= {CHANGES_CWD, RESTORES_CWD}  # monkeypatch puts the first cwd back at teardown
+            elif (name in ENVIRON_SNAPSHOTS and _names_environ(self, sub)) or name == "os.environ.copy":
+                snapshot = True
+            elif name in ENVIRON_RESTORES and after(sub):
+                found.add(RESTORES_ENV if snapshot else SETS_ENV)
+            elif name in ("os.environ.update", "os.environ.setdefault", "os.putenv") or (
+                last == "setenv" and receiver is not None and "monkeypatch" not in receiver
+            ):
+                found.add(SETS_ENV)
+        pins = pins_in(node)
+        if pins.home:
+            found.add(PINS_HOME)
+        if pins.git_config:
+            found.add(PINS_GIT)
+        return frozenset(found)
+
+
+def _checking_raises(nodes: list[ast.AST], params: set[str]) -> set[int]:
+    """The raises (by id) that check an outcome: under an ``if`` whose test
+    reads a local the helper got from a call (``result =
+    subprocess.run(...)``; ``if result.returncode: raise ...``). A raise
+    tested on the parameters alone validates the arguments (``if not
+    recursive: raise OSError(EISDIR)``): the caller's misuse, not a check."""
+    from_calls = {
+        target.id for sub in nodes if isinstance(sub, ast.Assign) and isinstance(sub.value, (ast.Call, ast.Await))
+        for target in sub.targets if isinstance(target, ast.Name) and target.id not in params
+    }
+    found: set[int] = set()
+    for sub in nodes:
+        if isinstance(sub, ast.If) and any(
+            isinstance(name, ast.Name) and name.id in from_calls for name in ast.walk(sub.test)
+        ):
+            for stmt in sub.body:
+                found.update(id(inner) for inner in ast.walk(stmt) if isinstance(inner, ast.Raise))
+    return found
+
+
+def _holds_line(node: ast.AST, line: int) -> bool:
+    return node.lineno <= line <= (getattr(node, "end_lineno", None) or node.lineno)  # type: ignore[attr-defined]
+
+
+def _names_environ(reader: _Reader, call: ast.Call) -> bool:
+    return any(reader.name(a) == "os.environ" for a in call.args) or reader.name(call.func) == "os.environ.copy"
+
+
+def _patches_environ(reader: _Reader, call: ast.Call) -> bool:
+    """``mock.patch.dict(os.environ, ...)``, ``EnvironmentVarGuard()``: the block ends with the env put back."""
+    name = reader.name(call.func)
+    if name.endswith("patch.dict") and call.args:
+        first = call.args[0]
+        return reader.name(first) == "os.environ" or (isinstance(first, ast.Constant) and first.value == "os.environ")
+    return name.rpartition(".")[2] in ("EnvironmentVarGuard", "modified_environ")
+
+
+def _writes_environ(reader: _Reader, stmt: ast.Assign | ast.AugAssign) -> bool:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return any(isinstance(t, ast.Subscript) and reader.name(t.value) == "os.environ" for t in targets)
+
+
+def _mentions_any(call: ast.Call, params: set[str]) -> bool:
+    for argument in (*call.args, *(k.value for k in call.keywords)):
+        for sub in ast.walk(argument):
+            if isinstance(sub, ast.Name) and sub.id in params:
+                return True
+    return False
+
+
+def plugins_of(tree: ast.Module) -> tuple[str, ...]:
+    """The modules a ``pytest_plugins = [...]`` of the module names."""
+    for stmt in tree.body:
+        names = [t.id for t in getattr(stmt, "targets", ()) if isinstance(t, ast.Name)]
+        if isinstance(stmt, ast.Assign) and "pytest_plugins" in names:
+            value = stmt.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return (value.value,)
+            if isinstance(value, (ast.List, ast.Tuple)):
+                return tuple(e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return ()
+
+
+def _redirects_temp(reader: _Reader, tree: ast.Module) -> bool:
+    """The module points ``tempfile.tempdir`` or ``TMPDIR`` at a directory
+    made for this run (``mkdtemp()``, the basetemp) and removes it at the
+    end (``shutil.rmtree``, ``.cleanup()``, ``atexit.register``): the temp
+    files of the tests below it go with the run."""
+    redirected = made = removed = False
+    for sub in ast.walk(tree):
+        if isinstance(sub, ast.Assign):
+            for target in sub.targets:
+                if reader.name(target) == "tempfile.tempdir":
+                    redirected = True
+                elif isinstance(target, ast.Subscript) and reader.name(target.value) == "os.environ":
+                    key = target.slice
+                    redirected |= isinstance(key, ast.Constant) and key.value in TEMP_VARIABLES
+        elif isinstance(sub, ast.Call):
+            last = reader.name(sub.func).rpartition(".")[2]
+            if last in ("setenv", "putenv", "setdefault") and sub.args:
+                first = sub.args[0]
+                redirected |= isinstance(first, ast.Constant) and first.value in TEMP_VARIABLES
+            made |= last in PER_RUN_TEMP
+            removed |= last in REMOVALS
+    return redirected and made and removed
+
+
+def read_module(path: str, tree: ast.Module) -> ModuleFacts:
+    """The facts of one module."""
+    facts = ModuleFacts(path=path, aliases=module_imports(tree))
+    reader = _Reader(facts)
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, DEF_TYPES):
+            facts.functions.setdefault(stmt.name, reader.function(stmt, stmt.name, in_class=False))
+            fixture = reader.fixture(stmt, path)
+            if fixture is not None:
+                facts.fixtures.setdefault(fixture.name, fixture)
+        elif isinstance(stmt, ast.ClassDef):
+            facts.classes[stmt.name] = tuple(filter(None, (resolve_with(facts.aliases, b) for b in stmt.bases)))
+            for item in stmt.body:
+                if isinstance(item, DEF_TYPES):
+                    qualname = f"{stmt.name}.{item.name}"
+                    facts.functions.setdefault(qualname, reader.function(item, qualname, in_class=True))
+                    fixture = reader.fixture(item, path)
+                    if fixture is not None:
+                        facts.class_fixtures.setdefault(stmt.name, {}).setdefault(fixture.name, fixture)
+        elif isinstance(stmt, (ast.If, ast.Try)):
+            pending.extend((*stmt.body, *stmt.orelse, *getattr(stmt, "finalbody", ())))
+    facts.pytest_plugins = plugins_of(tree)
+    if path.replace("\\", "/").rpartition("/")[2] == "conftest.py":
+        # what a conftest does for the tree below it (no other module's is asked)
+        facts.pins = module_pins(tree)
+        facts.redirects_temp = _redirects_temp(reader, tree)
+    return facts
+
+
+def read_fixtures(path: str, tree: ast.Module) -> dict[str, Fixture]:
+    """Only the module-level fixtures of a module (the linted one: its
+    helpers are read only when a rule asks about them)."""
+    reader = _Reader(ModuleFacts(path=path, aliases=module_imports(tree)))
+    found: dict[str, Fixture] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, DEF_TYPES) and stmt.decorator_list:
+            fixture = reader.fixture(stmt, path)
+            if fixture is not None:
+                found.setdefault(fixture.name, fixture)
+    return found
+
+
+def read_classes(path: str, tree: ast.Module) -> ModuleFacts:
+    """Only the module-level classes of a module: their bases and the
+    fixtures of their bodies, no function read (the linted module, asked
+    about the bases of its test classes)."""
+    facts = ModuleFacts(path=path, aliases=module_imports(tree))
+    reader = _Reader(facts)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            facts.classes[stmt.name] = tuple(filter(None, (resolve_with(facts.aliases, b) for b in stmt.bases)))
+            for item in stmt.body:
+                if isinstance(item, DEF_TYPES) and item.decorator_list:
+                    fixture = reader.fixture(item, path)
+                    if fixture is not None:
+                        facts.class_fixtures.setdefault(stmt.name, {}).setdefault(fixture.name, fixture)
+    return facts
