@@ -171,17 +171,21 @@ def test_regenerate_no_grow_lets_the_baseline_shrink_and_lines_change(project: P
 def test_regenerate_treats_default_rules_as_selected_when_select_names_no_hrm_prefix(project: Path) -> None:
     write_tree(project, {
         "setup.cfg": "[flake8]\nselect = E,F,W\nextend-ignore = HRM105\n",
-        "tests/test_paths.py": "def test_hosts():\n    assert open('/etc/hosts')\n",
+        "tests/test_paths.py": (
+            "def test_hosts():\n    assert open('/etc/hosts')\n\n\n"
+            "def test_report():\n    with open('/tmp/report.txt', 'w') as out:\n        out.write('x')\n"
+            "    assert out.closed\n"
+        ),
     })
     regenerate(project)
     codes = {line.split("\t")[1] for line in entries(project)}
-    assert "HRM501" in codes  # default-on: selected
+    assert "HRM108" in codes  # default-on: selected
     assert "HRM105" not in codes  # the project's ignore still wins
     assert not codes & {"HRM201", "HRM303"}  # off by default: stay off
     write_tree(project, {"setup.cfg": "[flake8]\nselect = E,F,W\nextend-select = HRM303,HRM201\n"})
     regenerate(project)
     codes = {line.split("\t")[1] for line in entries(project)}
-    assert {"HRM105", "HRM201", "HRM303", "HRM501"} <= codes
+    assert {"HRM105", "HRM108", "HRM201", "HRM303"} <= codes
 
 
 # -- prune, check, stats --------------------------------------------------------------

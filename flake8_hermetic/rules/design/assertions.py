@@ -60,10 +60,6 @@ class AssertionFacts:
     test_helpers: set[str] | None = None
     #: for a method, its class: a class asserts when one of its methods does
     owner: AssertionFacts | None = None
-    #: for a class: a base imported from another module (a harness the file cannot read)
-    foreign_base: bool = False
-    #: methods of self it hands a callable to (``self.execute(self.proc.name)``)
-    harness: set[str] | None = None
     #: calls the project model may resolve: ("dotted", canonical name) of an
     #: imported helper, ("self", method) of a method the file does not define,
     #: ("fixture", receiver, method) of a method on a parameter
@@ -226,17 +222,6 @@ def switches_a_check_on(target: ast.expr, value: ast.expr) -> bool:
     if not isinstance(target, ast.Attribute) or CHECKING_KEYWORD.search(target.attr) is None:
         return False
     return not (isinstance(value, ast.Constant) and value.value in (False, None))
-
-
-def hands_a_callable(call: ast.Call) -> bool:
-    """The first argument is something to run: a lambda, a function or a
-    bound method (``self.proc.name``, ``psutil.cpu_times``), not a literal."""
-    if not call.args:
-        return False
-    first = type(call.args[0])
-    return first is ast.Lambda or first is ast.Attribute or first is ast.Name or any(
-        type(argument) is ast.Lambda for argument in call.args
-    )
 
 
 def is_docstring_or_pass(stmt: ast.stmt) -> bool:

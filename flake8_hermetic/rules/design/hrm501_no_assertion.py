@@ -34,7 +34,6 @@ from flake8_hermetic.rules.design.assertions import (
     client_half_asserts,
     fails_the_test,
     handed_functions,
-    hands_a_callable,
     hands_asserting_code,
     hands_over_an_assertion,
     is_benchmark,
@@ -116,11 +115,10 @@ class NoAssertionRule(Rule):
     - a method of the test case that fails it by its name: `self.fail*()`,
       `*Fail*` (`self.assertFailure`), `*ResultOf` (Twisted's
       `successResultOf`/`failureResultOf`: the result, or a failed test);
-    - a harness of an imported base class: a test that hands a callable to
-      a method of `self` the file does not define, in a class whose base
-      (or a base of its base in the file) is imported from another module
-      other than unittest (`self.execute(self.proc.name)` of a leak
-      checker): the base class runs it and judges the outcome;
+    - a method of `self` the file does not define, inherited from a base
+      class the project model cannot read (a package installed outside the
+      project, other than unittest: a leak checker's
+      `self.execute(self.proc.name)`): it gets the benefit of the doubt;
     - a callee told to check on the test's behalf: a keyword or attribute
       named `assert_*`/`*_assert_*` set to something other than
       `False`/`None` (`assert_fingerprint="AB:..."`,
@@ -194,6 +192,23 @@ class NoAssertionRule(Rule):
         assert (tmp_path / "out.csv").read_text().startswith("id,name")
     ```
 
+    ## Off by default
+    Turn it on with `--extend-select=HRM501` (or `extend-select` in the
+    config) to audit a suite; it is not a gate. On suites it was never tuned
+    on, most tests it reported did check something in a way the rule cannot
+    read from the test tree: a harness of an installed base class, a child
+    or worker that carries the assertion, a runner configuration that turns
+    warnings into errors; and most of the rest were smoke tests whose claim,
+    "this does not raise", a maintainer accepts as it stands. After the
+    narrowing below and the project model (helpers of the test tree that
+    assert count), 7 of the 27 findings left on the tuning half of the new
+    suites were tests a maintainer would give an assertion (26%; 0 of 36 in
+    three samples before the narrowing): far under the 80% a default-on
+    rule must reach (docs/precision.md). To reach it, the rule would need
+    to follow every callee into installed test frameworks and child
+    processes and to read the runner's warning filters, and to tell a smoke
+    test that states its claim in code from one that claims nothing.
+
     ## Options
     None.
 
@@ -217,6 +232,7 @@ class NoAssertionRule(Rule):
     """
 
     code = "HRM501"
+    default_on = False
     # tests are what the runner collects: a helper module's test-named functions are not tests
     roles = frozenset({Role.TEST_MODULE})
     message = "test {name}() asserts nothing, so it passes whatever the code does; assert something about the outcome"
@@ -227,7 +243,6 @@ class NoAssertionRule(Rule):
         self.defined: set[str] = set()  # names of the functions and classes of this file
         self.tests: list[tuple[AssertionFacts, FunctionNode, str]] = []
         #: the file's classes by name: whether each has an imported base, itself or through a base
-        self._foreign_classes: dict[str, bool] = {}
         #: names bound to a string of code with an ``assert`` line (for a runner)
         self._asserting_code_names: set[tuple[int, str]] = set()
         #: innermost scope (id) -> the facts of the functions around it, outermost first
@@ -268,25 +283,10 @@ class NoAssertionRule(Rule):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Iterator[Violation]:
-        facts = AssertionFacts(node.name, foreign_base=any(self._imported_base(base) for base in node.bases))
-        if not facts.foreign_base:
-            # a base of this file with an imported base of its own (seen before: bases come first)
-            facts.foreign_base = any(
-                isinstance(base, ast.Name) and self._foreign_classes.get(base.id, False) for base in node.bases
-            )
-        self._foreign_classes[node.name] = facts.foreign_base
+        facts = AssertionFacts(node.name)
         self.facts[id(node)] = facts
         self.defined.add(node.name)
         return iter(())
-
-    def _imported_base(self, base: ast.expr) -> bool:
-        """A base class imported from another module, other than unittest's own."""
-        resolved = self.ctx.resolve(base) or ""
-        root = base
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        imported = isinstance(root, ast.Name) and self.ctx.resolver.is_bound(root.id)
-        return imported and not resolved.lstrip(".").startswith(("unittest", "twisted.trial"))
 
     def _exempt(self, node: FunctionNode) -> bool:
         """A decorator skips the test, expects it to fail or makes it a
@@ -428,11 +428,6 @@ class NoAssertionRule(Rule):
         if isinstance(func, ast.Attribute):
             self._judge_method_call(func.value, last)
             self._record_outside(node, func.value, last)
-            if hands_a_callable(node) and isinstance(func.value, ast.Name) and func.value.id == "self":
-                for facts in self._enclosing_facts():
-                    if facts.harness is None:
-                        facts.harness = set()
-                    facts.harness.add(last)
         elif isinstance(func, ast.Name) and not self.ctx.resolver.is_bound(func.id):
             self._record_callee(func.id)
         elif isinstance(func, ast.Name):
@@ -508,20 +503,10 @@ class NoAssertionRule(Rule):
         self._spread_assertions()
         methods = {(id(facts.owner), facts.name): facts for facts in self.facts.values() if facts.owner}
         for facts, node, where in self.tests:
-            if facts.asserts or client_half_asserts(facts, methods) or self._inherited_harness(facts):
+            if facts.asserts or client_half_asserts(facts, methods):
                 continue
             if not self._exempt_by_body(node) and not self._states_its_claim(node):
                 yield dataclasses.replace(self.report(node, name=node.name), where=where)
-
-    def _inherited_harness(self, facts: AssertionFacts) -> bool:
-        """The test hands a callable to a method of ``self`` that the file
-        does not define, in a class with an imported base: the base class's
-        harness runs it and judges the outcome (a leak checker's
-        ``self.execute(fn)``, a retrying ``self.run_check(fn)``)."""
-        owner = facts.owner
-        if owner is None or not owner.foreign_base or not facts.harness:
-            return False
-        return any(name not in self.defined for name in facts.harness)
 
     def _ask_the_project(self) -> None:
         """Helpers of the test tree (support modules, conftests, the
