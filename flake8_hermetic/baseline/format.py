@@ -24,6 +24,10 @@ CODE_FORM = re.compile(r"^HRM\d{3}$")
 CONFLICT_MARKERS = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
 WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 TEMPORARY_PREFIX = ".hermetic-baseline."
+NEW_FILE_HEADER = (
+    "# flake8-hermetic baseline: known violations, accepted until they are fixed.",
+    "# A new violation fails; when you fix one, delete its line (flake8-hermetic baseline prune).",
+)
 
 
 class BaselineError(Exception):

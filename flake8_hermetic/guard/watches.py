@@ -1,0 +1,366 @@
+"""What the guard watches: one small class per kind of leak.
+
+A watch takes a snapshot of its state (``take``), names what differs from
+the expected state (``leaks``), and, for process state, puts the expected
+state back (``restore``), so a leak is reported once, at its source. A
+broader-scoped fixture (class, module, session) may hold state across the
+tests it serves: the change its setup makes is applied to the expected
+state (``apply``) until it is finalized (``revert``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from flake8_hermetic.guard import processes
+from flake8_hermetic.guard.stable import stable
+
+State = Any
+
+
+class Watch:
+    kind = ""
+    restorable = True  # process state is put back; residue, threads and children are adopted
+    shared = False  # state other xdist workers can change too (the checkout, the home directory)
+
+    def take(self) -> State:
+        raise NotImplementedError
+
+    def leaks(self, expected: State, current: State) -> list[str]:
+        raise NotImplementedError
+
+    def restore(self, expected: State, current: State) -> None:
+        pass
+
+    def apply(self, expected: State, before: State, after: State) -> State:
+        return after
+
+    def revert(self, expected: State, before: State, after: State) -> State:
+        return before
+
+
+class SetWatch(Watch):
+    """State as a set of atoms: a fixture's setup adds and removes some."""
+
+    def apply(self, expected: State, before: State, after: State) -> State:
+        return (expected - (before - after)) | (after - before)
+
+    def revert(self, expected: State, before: State, after: State) -> State:
+        return (expected - (after - before)) | (before - after)
+
+
+class Roots:
+    """The placeholders of stable names, longest path first."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
+        both = {(form(path), name) for path, name in pairs if path for form in (os.path.realpath, os.path.abspath)}
+        self.pairs = sorted(both, key=lambda pair: (-len(pair[0]), pair))
+
+    def __call__(self, text: str) -> str:
+        return stable(text, self.pairs)
+
+
+# -- residue ------------------------------------------------------------------------------------------
+
+def _listing(directory: str, ignored: Callable[[str], bool]) -> set[str]:
+    try:
+        with os.scandir(directory) as entries:
+            return {entry.name for entry in entries if not ignored(entry.name)}
+    except OSError:
+        return set()
+
+
+def ignore_matcher(patterns: Sequence[str]) -> Callable[[str], bool]:
+    exact = frozenset(p for p in patterns if not any(c in p for c in "*?["))
+    globs = tuple(p for p in patterns if p not in exact)
+
+    def ignored(name: str) -> bool:
+        return name in exact or any(fnmatch.fnmatchcase(name, glob) for glob in globs)
+
+    return ignored
+
+
+class Residue(SetWatch):
+    """New entries in a few directories: a shallow listing of each, never a walk."""
+
+    restorable = False
+
+    def __init__(self, kind: str, directories: dict[str, str], ignore: Sequence[str]) -> None:
+        self.kind = kind
+        self.directories = directories  # absolute path -> the label of its entries ("" for the top)
+        self.ignored = ignore_matcher(ignore)
+
+    def take(self) -> frozenset[str]:
+        found: set[str] = set()
+        for directory, label in self.directories.items():
+            found.update(label + name for name in _listing(directory, self.ignored))
+        return frozenset(found)
+
+    def leaks(self, expected: frozenset[str], current: frozenset[str]) -> list[str]:
+        return [stable(entry) for entry in sorted(current - expected)]
+
+    def path_of(self, entry: str) -> str | None:
+        for directory, label in self.directories.items():
+            if label and entry.startswith(label):
+                return os.path.join(directory, entry[len(label):])
+        top = [directory for directory, label in self.directories.items() if not label]
+        return os.path.join(top[0], entry) if top else None
+
+
+# -- process state ------------------------------------------------------------------------------------
+
+class WorkingDirectory(Watch):
+    kind = "cwd"
+
+    def __init__(self, roots: Roots) -> None:
+        self.roots = roots
+
+    def take(self) -> str | None:
+        try:
+            return os.getcwd()
+        except OSError:  # removed under us
+            return None
+
+    def leaks(self, expected: str | None, current: str | None) -> list[str]:
+        if current == expected:
+            return []
+        return [self.roots(current) if current else "a removed directory"]
+
+    def restore(self, expected: str | None, current: str | None) -> None:
+        if expected:
+            os.chdir(expected)
+
+
+class Environment(SetWatch):
+    """Key names only are ever reported: values may be secrets (they are
+    compared, and put back, in memory)."""
+
+    kind = "env"
+
+    def take(self) -> frozenset[tuple[str, str]]:
+        return frozenset(os.environ.items())
+
+    def leaks(self, expected: frozenset[tuple[str, str]], current: frozenset[tuple[str, str]]) -> list[str]:
+        before, after = dict(expected), dict(current)
+        found = []
+        for key in sorted(set(before) | set(after)):
+            if key not in before:
+                found.append(f"{key} set")
+            elif key not in after:
+                found.append(f"{key} removed")
+            elif before[key] != after[key]:
+                found.append(f"{key} changed")
+        return found
+
+    def restore(self, expected: frozenset[tuple[str, str]], current: frozenset[tuple[str, str]]) -> None:
+        before, after = dict(expected), dict(current)
+        for key in set(after) - set(before):
+            os.environ.pop(key, None)
+        for key, value in before.items():
+            if after.get(key) != value:
+                os.environ[key] = value
+
+
+class Umask(Watch):
+    kind = "umask"
+
+    def take(self) -> int:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return mask
+
+    def leaks(self, expected: int, current: int) -> list[str]:
+        return [] if current == expected else [f"{current:04o}"]
+
+    def restore(self, expected: int, current: int) -> None:
+        os.umask(expected)
+
+
+def _signal_numbers() -> list[signal.Signals]:
+    numbers = []
+    for number in sorted(signal.valid_signals()):
+        try:
+            signal.getsignal(number)
+        except (ValueError, OSError):
+            continue
+        if number not in (getattr(signal, "SIGKILL", None), getattr(signal, "SIGSTOP", None)):
+            numbers.append(number)
+    return numbers
+
+
+class SignalHandlers(SetWatch):
+    kind = "signals"
+
+    def __init__(self) -> None:
+        self.numbers = _signal_numbers()
+        self.handlers: dict[int, Any] = {}  # id -> handler: what restore puts back
+
+    def take(self) -> frozenset[tuple[int, int]]:
+        items = []
+        getsignal, handlers = signal.getsignal, self.handlers
+        for number in self.numbers:
+            handler = getsignal(number)
+            key = id(handler)
+            if key not in handlers:
+                handlers[key] = handler
+            items.append((number, key))
+        return frozenset(items)
+
+    @staticmethod
+    def _name(number: int) -> str:
+        try:
+            return signal.Signals(number).name
+        except ValueError:
+            return f"signal {number}"
+
+    def leaks(self, expected: frozenset[tuple[int, int]], current: frozenset[tuple[int, int]]) -> list[str]:
+        return sorted({self._name(number) for number, _ in current - expected})
+
+    def restore(self, expected: frozenset[tuple[int, int]], current: frozenset[tuple[int, int]]) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for number, key in expected - current:
+            handler = self.handlers.get(key)
+            if handler is not None:
+                try:
+                    signal.signal(number, handler)
+                except (ValueError, OSError, TypeError):
+                    pass
+
+
+class SysPath(Watch):
+    kind = "syspath"
+
+    def __init__(self, roots: Roots) -> None:
+        self.roots = roots
+
+    def take(self) -> tuple[str, ...]:
+        return tuple(sys.path)
+
+    def leaks(self, expected: tuple[str, ...], current: tuple[str, ...]) -> list[str]:
+        if current == expected:
+            return []
+        added = [p for p in current if p not in expected]
+        removed = [p for p in expected if p not in current]
+        if added:
+            return [f"added {self.roots(str(added[0]))}"]
+        if removed:
+            return [f"removed {self.roots(str(removed[0]))}"]
+        return ["reordered"]
+
+    def restore(self, expected: tuple[str, ...], current: tuple[str, ...]) -> None:
+        sys.path[:] = expected
+
+
+class WarningFilters(Watch):
+    kind = "warnings"
+
+    def take(self) -> tuple[Any, ...]:
+        return tuple(warnings.filters)
+
+    def leaks(self, expected: tuple[Any, ...], current: tuple[Any, ...]) -> list[str]:
+        if current == expected:
+            return []
+        added = [f for f in current if f not in expected]
+        if added:
+            action, message, category, module, _ = added[0]
+            text = f"added {action} {getattr(category, '__name__', category)}"
+            pattern = getattr(message, "pattern", message)
+            return [text + (f" {pattern!r}" if pattern else "")]
+        return ["removed a filter"]
+
+    def restore(self, expected: tuple[Any, ...], current: tuple[Any, ...]) -> None:
+        warnings.filters[:] = expected
+        mutated = getattr(warnings, "_filters_mutated", None)
+        if mutated is not None:
+            mutated()
+
+
+class RootHandlers(Watch):
+    kind = "logging"
+
+    def take(self) -> tuple[logging.Handler, ...]:
+        return tuple(logging.root.handlers)
+
+    def leaks(self, expected: tuple[logging.Handler, ...], current: tuple[logging.Handler, ...]) -> list[str]:
+        added = [type(h).__name__ for h in current if h not in expected]
+        removed = [f"removed {type(h).__name__}" for h in expected if h not in current]
+        return added + removed
+
+    def restore(self, expected: tuple[logging.Handler, ...], current: tuple[logging.Handler, ...]) -> None:
+        logging.root.handlers[:] = list(expected)
+
+
+# -- what keeps running ---------------------------------------------------------------------------------
+
+def _thread_label(thread: threading.Thread) -> str:
+    target = getattr(thread, "_target", None)
+    if target is not None:
+        owner = getattr(target, "__module__", None) or ""
+        name = getattr(target, "__qualname__", None) or type(target).__qualname__
+        return stable(f"{owner}.{name}" if owner else name)
+    if type(thread) is not threading.Thread:
+        return stable(f"{type(thread).__module__}.{type(thread).__qualname__}")
+    return stable(thread.name)
+
+
+class Threads(SetWatch):
+    kind = "threads"
+    restorable = False
+
+    def __init__(self, grace: float) -> None:
+        self.grace = grace
+
+    def take(self) -> frozenset[threading.Thread]:
+        return frozenset(t for t in threading.enumerate() if not isinstance(t, threading._DummyThread))
+
+    def settle(self, expected: frozenset[threading.Thread], current: frozenset[threading.Thread]) -> State:
+        """The new threads still alive after the grace period (a bounded wait on each)."""
+        fresh = current - expected
+        if not fresh:
+            return current
+        deadline = time.monotonic() + self.grace
+        for thread in fresh:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return frozenset(t for t in current if t.is_alive())
+
+    def leaks(self, expected: frozenset[threading.Thread], current: frozenset[threading.Thread]) -> list[str]:
+        return sorted(_thread_label(t) for t in current - expected if t.is_alive())
+
+
+class Children(SetWatch):
+    kind = "children"
+    restorable = False
+
+    def __init__(self, grace: float) -> None:
+        self.grace = grace
+
+    def take(self) -> frozenset[processes.Child]:
+        return processes.running_children()
+
+    def settle(self, expected: frozenset[processes.Child], current: frozenset[processes.Child]) -> State:
+        """A child that is exiting gets the grace period too (a poll with a deadline)."""
+        deadline = time.monotonic() + self.grace
+        while current - expected and time.monotonic() < deadline:
+            time.sleep(0.01)
+            current = processes.running_children()
+        return current
+
+    def leaks(self, expected: frozenset[processes.Child], current: frozenset[processes.Child]) -> list[str]:
+        return sorted(_program_label(pid) for pid, _ in current - expected)
+
+
+def _program_label(pid: int) -> str:
+    name = processes.program(pid)
+    if name.startswith("python"):
+        return "python"
+    return stable(name)
