@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flake8_hermetic.baseline.format import is_runtime
+
 
 @dataclass(frozen=True)
 class RuntimeCode:
@@ -24,7 +26,7 @@ class RuntimeCode:
 
     def page(self) -> str:
         return (
-            f"# {self.code}: {self.summary} *(runtime guard)*\n\n"
+            f"# {self.code}: {self.summary}\n\n"
             f"## What it does\nReported by the runtime guard (`pytest --hermetic-guard`, see `docs/guard.md`), "
             f"not by flake8: {self.summary[0].lower() + self.summary[1:]} The finding is attributed to the test's "
             "node id and judged after the test's own fixtures are torn down, so a fixture's cleanup counts.\n\n"
@@ -155,9 +157,5 @@ CODES: tuple[RuntimeCode, ...] = (
 
 BY_CODE = {code.code: code for code in CODES}
 BY_KIND = {code.kind: code for code in CODES}
-PREFIX = "HRM6"
 
-
-def is_runtime(code: str) -> bool:
-    """Is ``code`` a runtime guard code (owned by the guard, never by the static commands)?"""
-    return code.startswith(PREFIX)
+__all__ = ["BY_CODE", "BY_KIND", "CODES", "RuntimeCode", "is_runtime"]
