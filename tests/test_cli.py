@@ -496,7 +496,6 @@ def test_explain_prints_the_rule_page(tmp_path: Path, spelling: str) -> None:
     assert result.stdout == ruledocs.pages()["HRM105"]
 
 
-@pytest.mark.parametrize("code", [pytest.param("HRM999", id="unknown"), pytest.param("E501", id="foreign")])
 def test_explain_prints_a_runtime_guard_page(tmp_path: Path) -> None:
     result = hermetic(["explain", "HRM603"], cwd=tmp_path)
     assert result.returncode == 0
@@ -504,6 +503,7 @@ def test_explain_prints_a_runtime_guard_page(tmp_path: Path) -> None:
     assert "## Prevented statically by\n[HRM105](HRM105.md)" in result.stdout
 
 
+@pytest.mark.parametrize("code", [pytest.param("HRM999", id="unknown"), pytest.param("E501", id="foreign")])
 def test_explain_an_unknown_code_is_one_line_and_status_2(tmp_path: Path, code: str) -> None:
     result = hermetic(["explain", code], cwd=tmp_path)
     assert (result.returncode, result.stdout) == (2, "")
