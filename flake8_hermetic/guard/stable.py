@@ -12,9 +12,15 @@ from collections.abc import Sequence
 
 MAX_WHAT = 80
 _TEMPFILE = re.compile(r"tmp[a-z0-9_]{8}")
-_RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?=[a-z0-9_]*[0-9_])[a-z0-9_]{8}(?![A-Za-z0-9_])")
+_RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?=[a-z_]*[0-9])[a-z0-9_]{8}(?![A-Za-z0-9_])")
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
+
+
+def label(text: str) -> str:
+    """A name that has no random part (a thread's target): whitespace collapsed and cut."""
+    text = _SPACE.sub(" ", text).strip() or "?"
+    return text if len(text) <= MAX_WHAT else text[: MAX_WHAT - 3] + "..."
 
 
 def stable(text: str, roots: Sequence[tuple[str, str]] = ()) -> str:
@@ -25,6 +31,4 @@ def stable(text: str, roots: Sequence[tuple[str, str]] = ()) -> str:
             break
     text = _TEMPFILE.sub("tmp*", text)
     text = _RANDOM_TOKEN.sub("*", text)
-    text = _DIGITS.sub("*", text)
-    text = _SPACE.sub(" ", text).strip() or "?"
-    return text if len(text) <= MAX_WHAT else text[: MAX_WHAT - 3] + "..."
+    return label(_DIGITS.sub("*", text))

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from flake8_hermetic.guard import processes
-from flake8_hermetic.guard.stable import stable
+from flake8_hermetic.guard.stable import label, stable
 
 State = Any
 
@@ -140,6 +140,10 @@ class WorkingDirectory(Watch):
             os.chdir(expected)
 
 
+# pytest's own note of the running test, set and removed around each one
+PYTEST_CURRENT_TEST = "PYTEST_CURRENT_TEST"
+
+
 class Environment(SetWatch):
     """Key names only are ever reported: values may be secrets (they are
     compared, and put back, in memory)."""
@@ -147,7 +151,9 @@ class Environment(SetWatch):
     kind = "env"
 
     def take(self) -> frozenset[tuple[str, str]]:
-        return frozenset(os.environ.items())
+        items = os.environ.copy()
+        items.pop(PYTEST_CURRENT_TEST, None)
+        return frozenset(items.items())
 
     def leaks(self, expected: frozenset[tuple[str, str]], current: frozenset[tuple[str, str]]) -> list[str]:
         before, after = dict(expected), dict(current)
@@ -307,9 +313,9 @@ def _thread_label(thread: threading.Thread) -> str:
     if target is not None:
         owner = getattr(target, "__module__", None) or ""
         name = getattr(target, "__qualname__", None) or type(target).__qualname__
-        return stable(f"{owner}.{name}" if owner else name)
+        return label(f"{owner}.{name}" if owner else name)
     if type(thread) is not threading.Thread:
-        return stable(f"{type(thread).__module__}.{type(thread).__qualname__}")
+        return label(f"{type(thread).__module__}.{type(thread).__qualname__}")
     return stable(thread.name)
 
 
