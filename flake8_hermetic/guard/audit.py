@@ -1,11 +1,16 @@
-"""Which new entries of a shared directory this process wrote (under xdist).
+"""What the guarded process does that a snapshot would have to pay to see.
 
-The checkout and the home directory are shared by every xdist worker: a
-listing shows a new entry to each of them, whichever wrote it. An audit
-hook (``sys.addaudithook``, installed only on xdist workers) notes the
-entries this process creates in the watched directories, so the controller
-can give the entry to the test that wrote it. A child process's writes are
-not seen here: those are attributed by time (see ``docs/guard.md``).
+One audit hook (``sys.addaudithook``; it cannot be removed, so ``on``
+turns it off at the end of the session) notes:
+
+- that a child process was started through Python (``subprocess``,
+  ``os.fork``, ``os.posix_spawn``, ``os.system`` ...), so the children
+  watch reads ``/proc`` only when one may exist;
+- on xdist workers, the entries this process creates in the shared
+  directories (the checkout, the home directory). A listing shows a new
+  entry there to every worker, whichever wrote it; the controller gives it
+  to the test that wrote it. A child process's writes are not seen here:
+  those are attributed by time (see ``docs/guard.md``).
 """
 
 from __future__ import annotations
@@ -17,22 +22,25 @@ from typing import Any
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
 _PATH_EVENTS = {"os.mkdir": 0, "os.rename": 1, "os.symlink": 1, "os.link": 1, "shutil.copytree": 1}
+_SPAWN_EVENTS = frozenset({
+    "subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec",
+    "pty.spawn", "os.startfile",
+})
 
 
-class Writes:
-    """Absolute paths of the entries written directly under ``directories`` since ``reset``."""
-
+class Audit:
     def __init__(self) -> None:
         self.directories: frozenset[str] = frozenset()
-        self.seen: set[str] = set()
+        self.seen: set[str] = set()  # absolute paths written directly under ``directories`` since ``reset``
+        self.spawned = True
         self.on = False
         self.installed = False
 
-    def install(self, directories: Collection[str]) -> None:
+    def install(self, directories: Collection[str] = ()) -> None:
         self.directories = frozenset(os.path.abspath(d) for d in directories)
         self.on = True
         if not self.installed:
-            sys.addaudithook(self._hook)  # cannot be removed: ``on`` turns it off
+            sys.addaudithook(self._hook)
             self.installed = True
 
     def reset(self) -> None:
@@ -51,6 +59,11 @@ class Writes:
     def _hook(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.on:
             return
+        if event in _SPAWN_EVENTS:
+            self.spawned = True
+            return
+        if not self.directories:
+            return
         if event == "open":
             if len(args) > 2 and isinstance(args[2], int) and args[2] & _WRITE_FLAGS:
                 self._note(args[0])
@@ -60,4 +73,4 @@ class Writes:
             self._note(args[position])
 
 
-WRITES = Writes()
+AUDIT = Audit()

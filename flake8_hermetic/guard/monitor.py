@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flake8_hermetic.guard.audit import WRITES
+from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.codes import BY_KIND
 from flake8_hermetic.guard.watches import Residue, Watch
 
@@ -61,7 +61,7 @@ class Monitor:
             self.expected = self.snapshot()
         self.started = time.time()
         if self.claims:
-            WRITES.reset()
+            AUDIT.reset()
 
     # -- broader-scoped fixtures ------------------------------------------------------------------
 
@@ -121,4 +121,4 @@ class Monitor:
             except OSError:
                 made = 0.0
             leak.claim = {"start": self.started, "end": ended, "made": made,
-                          "wrote": bool(path and os.path.abspath(path) in WRITES.seen)}
+                          "wrote": bool(path and os.path.abspath(path) in AUDIT.seen)}

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from flake8_hermetic.guard import watches
-from flake8_hermetic.guard.audit import WRITES
+from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.codes import BY_KIND
 from flake8_hermetic.guard.monitor import Leak, Monitor
 from flake8_hermetic.guard.plugin import DEFAULT_IGNORES
@@ -125,8 +125,7 @@ class Guard:
             watches.Children(grace),
         ]
         self.monitor = Monitor(found, claims=self.worker)
-        if self.worker:
-            WRITES.install(shared_dirs)
+        AUDIT.install(shared_dirs if self.worker else ())
 
     # -- per test -----------------------------------------------------------------------------------------
 
@@ -183,7 +182,7 @@ class Guard:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if not self.controller:
             self._session_residue()
-            WRITES.on = False
+            AUDIT.on = False
             if self.redirect is not None:
                 self.redirect.stop()
         if self.worker:

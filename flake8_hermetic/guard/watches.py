@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from flake8_hermetic.guard import processes
+from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.stable import label, stable
 
 State = Any
@@ -79,6 +80,22 @@ def _listing(directory: str, ignored: Callable[[str], bool]) -> set[str]:
         return set()
 
 
+# A directory's mtime changes when an entry is added, removed or renamed, so
+# an unchanged mtime spares the listing, but only once the listing is older
+# than the file system's timestamp granularity (coarse clocks, FAT's 2 s):
+# an entry made within the same tick as the last change would not move it.
+MTIME_TRUST = 2.0
+
+
+class _Listing:
+    __slots__ = ("mtime", "taken", "names")
+
+    def __init__(self) -> None:
+        self.mtime = -1
+        self.taken = 0.0
+        self.names: frozenset[str] = frozenset()
+
+
 def ignore_matcher(patterns: Sequence[str]) -> Callable[[str], bool]:
     exact = frozenset(p for p in patterns if not any(c in p for c in "*?["))
     globs = tuple(p for p in patterns if p not in exact)
@@ -98,12 +115,28 @@ class Residue(SetWatch):
         self.kind = kind
         self.directories = directories  # absolute path -> the label of its entries ("" for the top)
         self.ignored = ignore_matcher(ignore)
+        self.cache = {directory: _Listing() for directory in directories}
+        self.state: frozenset[str] = frozenset()
 
     def take(self) -> frozenset[str]:
-        found: set[str] = set()
-        for directory, label in self.directories.items():
-            found.update(label + name for name in _listing(directory, self.ignored))
-        return frozenset(found)
+        changed = False
+        now = time.time()
+        for directory, listing in self.cache.items():
+            try:
+                mtime = os.stat(directory).st_mtime_ns
+            except OSError:
+                mtime = -2
+            if mtime == listing.mtime and listing.taken - mtime / 1e9 > MTIME_TRUST:
+                continue
+            label = self.directories[directory]
+            names = frozenset(label + name for name in _listing(directory, self.ignored))
+            listing.mtime, listing.taken = mtime, now
+            if names != listing.names:
+                listing.names = names
+                changed = True
+        if changed:
+            self.state = frozenset().union(*(listing.names for listing in self.cache.values()))
+        return self.state
 
     def leaks(self, expected: frozenset[str], current: frozenset[str]) -> list[str]:
         return [stable(entry) for entry in sorted(current - expected)]
@@ -150,30 +183,46 @@ class Environment(SetWatch):
 
     kind = "env"
 
-    def take(self) -> frozenset[tuple[str, str]]:
-        items = os.environ.copy()
-        items.pop(PYTEST_CURRENT_TEST, None)
-        return frozenset(items.items())
+    def __init__(self) -> None:
+        # os.environ's own encoded mapping spares decoding every item of every snapshot
+        self.data: dict[Any, Any] | None = getattr(os.environ, "_data", None)
+        decodekey = getattr(os.environ, "decodekey", None)
+        decodevalue = getattr(os.environ, "decodevalue", None)
+        if self.data is None or decodekey is None or decodevalue is None:
+            self.data, decodekey, decodevalue = None, str, str
+        self.decodekey: Callable[[Any], str] = decodekey
+        self.decodevalue: Callable[[Any], str] = decodevalue
+        self.ignored = {key for key in (self.data or {}) if self.decodekey(key) == PYTEST_CURRENT_TEST}
 
-    def leaks(self, expected: frozenset[tuple[str, str]], current: frozenset[tuple[str, str]]) -> list[str]:
+    def take(self) -> frozenset[tuple[Any, Any]]:
+        if self.data is None:
+            items = os.environ.copy()
+            items.pop(PYTEST_CURRENT_TEST, None)
+            return frozenset(items.items())
+        if PYTEST_CURRENT_TEST in os.environ:
+            return frozenset(item for item in self.data.items() if self.decodekey(item[0]) != PYTEST_CURRENT_TEST)
+        return frozenset(self.data.items())
+
+    def leaks(self, expected: frozenset[tuple[Any, Any]], current: frozenset[tuple[Any, Any]]) -> list[str]:
         before, after = dict(expected), dict(current)
         found = []
         for key in sorted(set(before) | set(after)):
+            name = self.decodekey(key)
             if key not in before:
-                found.append(f"{key} set")
+                found.append(f"{name} set")
             elif key not in after:
-                found.append(f"{key} removed")
+                found.append(f"{name} removed")
             elif before[key] != after[key]:
-                found.append(f"{key} changed")
+                found.append(f"{name} changed")
         return found
 
-    def restore(self, expected: frozenset[tuple[str, str]], current: frozenset[tuple[str, str]]) -> None:
+    def restore(self, expected: frozenset[tuple[Any, Any]], current: frozenset[tuple[Any, Any]]) -> None:
         before, after = dict(expected), dict(current)
         for key in set(after) - set(before):
-            os.environ.pop(key, None)
+            os.environ.pop(self.decodekey(key), None)
         for key, value in before.items():
             if after.get(key) != value:
-                os.environ[key] = value
+                os.environ[self.decodekey(key)] = self.decodevalue(value)
 
 
 class Umask(Watch):
@@ -191,15 +240,32 @@ class Umask(Watch):
         os.umask(expected)
 
 
-def _signal_numbers() -> list[signal.Signals]:
+# The signals programs install handlers for; asking for all 60-odd costs
+# a measurable share of a fast test.
+WATCHED_SIGNALS = (
+    "SIGHUP", "SIGINT", "SIGQUIT", "SIGABRT", "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM",
+    "SIGCHLD", "SIGCONT", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGWINCH", "SIGXCPU", "SIGVTALRM", "SIGPROF",
+    "SIGBREAK",
+)
+
+
+try:  # the C function: signal.getsignal wraps each answer in an enum lookup that may raise
+    from _signal import getsignal as _raw_getsignal
+except ImportError:  # pragma: no cover - another implementation
+    _raw_getsignal = signal.getsignal
+
+
+def _signal_numbers() -> list[int]:
     numbers = []
-    for number in sorted(signal.valid_signals()):
+    for name in WATCHED_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
         try:
             signal.getsignal(number)
         except (ValueError, OSError):
             continue
-        if number not in (getattr(signal, "SIGKILL", None), getattr(signal, "SIGSTOP", None)):
-            numbers.append(number)
+        numbers.append(number)
     return numbers
 
 
@@ -212,7 +278,7 @@ class SignalHandlers(SetWatch):
 
     def take(self) -> frozenset[tuple[int, int]]:
         items = []
-        getsignal, handlers = signal.getsignal, self.handlers
+        getsignal, handlers = _raw_getsignal, self.handlers
         for number in self.numbers:
             handler = getsignal(number)
             key = id(handler)
@@ -349,9 +415,16 @@ class Children(SetWatch):
 
     def __init__(self, grace: float) -> None:
         self.grace = grace
+        self.last: frozenset[processes.Child] = frozenset()
+        AUDIT.spawned = True
 
     def take(self) -> frozenset[processes.Child]:
-        return processes.running_children()
+        # no child started through Python since the last look, and none running then: none now
+        if not AUDIT.spawned and not self.last:
+            return self.last
+        AUDIT.spawned = False
+        self.last = processes.running_children()
+        return self.last
 
     def settle(self, expected: frozenset[processes.Child], current: frozenset[processes.Child]) -> State:
         """A child that is exiting gets the grace period too (a poll with a deadline)."""
@@ -359,6 +432,7 @@ class Children(SetWatch):
         while current - expected and time.monotonic() < deadline:
             time.sleep(0.01)
             current = processes.running_children()
+        self.last = current
         return current
 
     def leaks(self, expected: frozenset[processes.Child], current: frozenset[processes.Child]) -> list[str]:
