@@ -22,7 +22,6 @@ The default suite is this project's own, with the README's ``-n 2 -q``.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess

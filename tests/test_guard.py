@@ -233,16 +233,19 @@ def test_each_leak_is_caught_at_its_test_and_put_back_with_or_without_xdist(
 def test_turned_off_the_guard_does_nothing(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    home, probe = tmp_path / "home", tmp_path / "probe.txt"
+    home, probe, temp = tmp_path / "home", tmp_path / "probe.txt", tmp_path / "tmp"
     leaky_project(pytester, home)
     home.mkdir()
+    temp.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GUARD_PROBE", str(probe))
+    monkeypatch.setenv("TMPDIR", str(temp))  # the leaky suite's residue lands here, unguarded
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "not is_back", timeout=300)
     result.assert_outcomes(passed=16)
     assert result.ret == 0
     assert "hermetic guard" not in result.stdout.str()
-    assert "hermetic-guard" not in probe.read_text(encoding="utf-8")
+    assert probe.read_text(encoding="utf-8").splitlines() == [str(temp), str(temp)]
+    assert [entry.name[:3] for entry in temp.iterdir()] == ["tmp"]  # the mkdtemp() residue, nothing of the guard
 
 
 def test_a_hermetic_suite_reports_nothing(pytester: pytest.Pytester) -> None:

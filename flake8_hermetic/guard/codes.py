@@ -59,7 +59,8 @@ CODES: tuple[RuntimeCode, ...] = (
         "A file written into the checkout makes the next run differ from this one, can be committed by accident, "
         "and under xdist can be read by a test on another worker.",
         "def test_build():\n    subprocess.run([\"make\"], check=True)  # writes build/ into the checkout",
-        "def test_build(tmp_path):\n    subprocess.run([\"make\", \"-C\", SRC, f\"O={tmp_path}\"], cwd=tmp_path, check=True)",
+        "def test_build(tmp_path):\n"
+        "    subprocess.run([\"make\", \"-C\", SRC, f\"O={tmp_path}\"], cwd=tmp_path, check=True)",
     ),
     RuntimeCode(
         "HRM603", "cwd", "A test left the working directory changed.",
@@ -96,7 +97,8 @@ CODES: tuple[RuntimeCode, ...] = (
         "No static rule sees an `os.umask()` call that is not restored; the guard is the only check.",
         "Every file a later test creates gets other permissions than it would alone.",
         "def test_private_file():\n    os.umask(0o077)",
-        "def test_private_file():\n    old = os.umask(0o077)\n    try:\n        ...\n    finally:\n        os.umask(old)",
+        "def test_private_file():\n    old = os.umask(0o077)\n    try:\n        ...\n"
+        "    finally:\n        os.umask(old)",
     ),
     RuntimeCode(
         "HRM607", "signals", "A test left a signal handler installed.",
@@ -123,7 +125,8 @@ CODES: tuple[RuntimeCode, ...] = (
         "No static rule sees a warning filter that is not undone; the guard is the only check.",
         "A later test that expects a warning (or an error from `-W error`) no longer gets it.",
         "def setup_module():\n    warnings.simplefilter(\"ignore\")",
-        "def test_quiet():\n    with warnings.catch_warnings():\n        warnings.simplefilter(\"ignore\")\n        ...",
+        "def test_quiet():\n    with warnings.catch_warnings():\n"
+        "        warnings.simplefilter(\"ignore\")\n        ...",
     ),
     RuntimeCode(
         "HRM610", "logging", "A test left a handler on the root logger.",

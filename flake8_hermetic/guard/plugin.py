@@ -11,12 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-DEFAULT_IGNORES = (
-    ".pytest_cache", "__pycache__", ".coverage", ".coverage.*", "*.pyc", ".hypothesis",
-    ".mypy_cache", ".ruff_cache", ".hermetic-baseline.*.tmp",
-)
-
-
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("hermetic-guard", "flake8-hermetic runtime guard (HRM6xx)")
     group.addoption("--hermetic-guard", action="store_true", default=False,

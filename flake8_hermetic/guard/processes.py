@@ -56,7 +56,7 @@ def _proc_running(root: int) -> frozenset[Child]:
 
 
 def _psutil_running(root: int) -> frozenset[Child]:
-    import psutil
+    import psutil  # type: ignore[import-untyped]
 
     found: set[Child] = set()
     try:
@@ -96,7 +96,7 @@ def program(pid: int) -> str:
         name = argv[0].decode("utf-8", "replace")
     except (OSError, IndexError):
         try:
-            import psutil
+            import psutil  # type: ignore[import-untyped]
 
             name = (psutil.Process(pid).cmdline() or ["?"])[0]
         except Exception:  # noqa: BLE001 - gone, denied, or no psutil: the name is only a label

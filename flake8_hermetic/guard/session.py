@@ -22,9 +22,13 @@ from flake8_hermetic.guard import watches
 from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.codes import BY_KIND
 from flake8_hermetic.guard.monitor import Leak, Monitor
-from flake8_hermetic.guard.plugin import DEFAULT_IGNORES
 
 OUTPUT_KEY = "hermetic_guard"
+# checkout entries that tools make on every run: caches, coverage data, the baseline's own temporary file
+DEFAULT_IGNORES = (
+    ".pytest_cache", "__pycache__", ".coverage", ".coverage.*", "*.pyc", ".hypothesis",
+    ".mypy_cache", ".ruff_cache", ".hermetic-baseline.*.tmp",
+)
 TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
 
 
@@ -98,7 +102,7 @@ class Guard:
         factory = getattr(config, "_tmp_path_factory", None)
         # pytest's basetemp stays where pytest keeps it (with its retention), outside the guarded temp dir
         basetemp = str(factory.getbasetemp()) if factory is not None else ""
-        label = config.workerinput["workerid"] if self.worker else "run"
+        label = config.workerinput["workerid"] if self.worker else "run"  # type: ignore[attr-defined]
         self.redirect = TempRedirect(label)
         rootdir = str(config.rootpath)
         home = operator_home(config)
@@ -186,7 +190,7 @@ class Guard:
             if self.redirect is not None:
                 self.redirect.stop()
         if self.worker:
-            self.config.workeroutput[OUTPUT_KEY] = json.dumps(
+            self.config.workeroutput[OUTPUT_KEY] = json.dumps(  # type: ignore[attr-defined]
                 {"leaks": [leak.as_dict() for leak in self.leaks], "ran": self.ran}
             )
             return
@@ -238,4 +242,3 @@ class Guard:
                                  yellow=bool(self.verdict.stale) and not bad)
         for line in lines:
             terminalreporter.write_line(line)
-

@@ -128,8 +128,8 @@ class Residue(SetWatch):
                 mtime = -2
             if mtime == listing.mtime and listing.taken - mtime / 1e9 > MTIME_TRUST:
                 continue
-            label = self.directories[directory]
-            names = frozenset(label + name for name in _listing(directory, self.ignored))
+            prefix = self.directories[directory]
+            names = frozenset(prefix + name for name in _listing(directory, self.ignored))
             listing.mtime, listing.taken = mtime, now
             if names != listing.names:
                 listing.names = names
@@ -142,10 +142,10 @@ class Residue(SetWatch):
         return [stable(entry) for entry in sorted(current - expected)]
 
     def path_of(self, entry: str) -> str | None:
-        for directory, label in self.directories.items():
-            if label and entry.startswith(label):
-                return os.path.join(directory, entry[len(label):])
-        top = [directory for directory, label in self.directories.items() if not label]
+        for directory, prefix in self.directories.items():
+            if prefix and entry.startswith(prefix):
+                return os.path.join(directory, entry[len(prefix):])
+        top = [directory for directory, prefix in self.directories.items() if not prefix]
         return os.path.join(top[0], entry) if top else None
 
 
@@ -250,7 +250,7 @@ WATCHED_SIGNALS = (
 
 
 try:  # the C function: signal.getsignal wraps each answer in an enum lookup that may raise
-    from _signal import getsignal as _raw_getsignal
+    from _signal import getsignal as _raw_getsignal  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - another implementation
     _raw_getsignal = signal.getsignal
 
@@ -351,7 +351,7 @@ class WarningFilters(Watch):
         return ["removed a filter"]
 
     def restore(self, expected: tuple[Any, ...], current: tuple[Any, ...]) -> None:
-        warnings.filters[:] = expected
+        warnings.filters[:] = expected  # type: ignore[index]
         mutated = getattr(warnings, "_filters_mutated", None)
         if mutated is not None:
             mutated()
