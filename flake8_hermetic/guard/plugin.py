@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("hermetic-guard", "flake8-hermetic runtime guard (HRM6xx)")
     group.addoption("--hermetic-guard", action="store_true", default=False,
