@@ -59,13 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("pytest_args", nargs="*", help="after --: pytest's arguments (default: -n 2 -q)")
     args = parser.parse_args(argv)
     pytest_args = args.pytest_args or ["-n", "2", "-q"]
+    python = str(Path(args.python).absolute()) if "/" in args.python else args.python
     walls: dict[str, list[float]] = {mode: [] for mode in MODES}
     cpus: dict[str, list[float]] = {mode: [] for mode in MODES}
     codes: dict[str, set[int]] = {mode: set() for mode in MODES}
     order = list(MODES)
     for number in range(args.rounds):
         for mode in order if number % 2 == 0 else reversed(order):
-            wall, cpu, code = run_once(args.python, args.suite, pytest_args, mode)
+            wall, cpu, code = run_once(python, args.suite, pytest_args, mode)
             walls[mode].append(wall)
             cpus[mode].append(cpu)
             codes[mode].add(code)

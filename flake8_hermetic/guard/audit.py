@@ -36,12 +36,21 @@ class Audit:
         self.on = False
         self.installed = False
 
-    def install(self, directories: Collection[str] = ()) -> None:
+    def install(self, directories: Collection[str] = ()) -> tuple[frozenset[str], bool]:
+        """Turn the hook on; returns what :meth:`restore` puts back (a guarded
+        session inside a guarded session, as an in-process ``pytester`` run is)."""
+        previous = (self.directories, self.on)
         self.directories = frozenset(os.path.abspath(d) for d in directories)
         self.on = True
+        self.spawned = True
         if not self.installed:
             sys.addaudithook(self._hook)
             self.installed = True
+        return previous
+
+    def restore(self, previous: tuple[frozenset[str], bool]) -> None:
+        self.directories, self.on = previous
+        self.spawned = True
 
     def reset(self) -> None:
         self.seen = set()

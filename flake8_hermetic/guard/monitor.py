@@ -120,5 +120,5 @@ class Monitor:
                 made = os.lstat(path).st_ctime if path else 0.0
             except OSError:
                 made = 0.0
-            leak.claim = {"start": self.started, "end": ended, "made": made,
+            leak.claim = {"entry": entry, "start": self.started, "end": ended, "made": made,
                           "wrote": bool(path and os.path.abspath(path) in AUDIT.seen)}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import pwd
 import shutil
 import tempfile
 from typing import Any
@@ -55,15 +54,19 @@ class TempRedirect:
 
 def operator_home(config: pytest.Config) -> str | None:
     """The home directory, when it is the operator's own (not a pinned one)."""
-    home = os.environ.get("HOME")
+    home = os.environ.get("HOME") or os.environ.get("USERPROFILE")
     if not home:
         return None
     real = config.getini("hermetic_guard_home")
     if not real:
         try:
+            import pwd
+
             real = pwd.getpwuid(os.getuid()).pw_dir
-        except (KeyError, OSError):
-            return None
+        except (ImportError, KeyError, OSError):  # no password database (Windows): the profile directory
+            real = os.environ.get("USERPROFILE", "")
+    if not real:
+        return None
     return home if os.path.realpath(home) == os.path.realpath(real) else None
 
 
@@ -90,6 +93,7 @@ class Guard:
         self.verdict: Any = None
         self.tmp_watch: watches.Residue | None = None
         self.reported_tmp: set[str] = set()
+        self.audit_before: tuple[frozenset[str], bool] | None = None
 
     # -- start ---------------------------------------------------------------------------------------------
 
@@ -129,7 +133,7 @@ class Guard:
             watches.Children(grace),
         ]
         self.monitor = Monitor(found, claims=self.worker)
-        AUDIT.install(shared_dirs if self.worker else ())
+        self.audit_before = AUDIT.install(shared_dirs if self.worker else ())
 
     # -- per test -----------------------------------------------------------------------------------------
 
@@ -186,7 +190,8 @@ class Guard:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if not self.controller:
             self._session_residue()
-            AUDIT.on = False
+            if self.audit_before is not None:
+                AUDIT.restore(self.audit_before)
             if self.redirect is not None:
                 self.redirect.stop()
         if self.worker:

@@ -155,7 +155,7 @@ def resolve_claims(leaks: Iterable[Leak]) -> list[Leak]:
     kept: list[Leak] = []
     contested: dict[tuple[str, str], list[Leak]] = defaultdict(list)
     for leak in leaks:
-        (contested[(leak.code, leak.what)] if leak.claim else kept).append(leak)
+        (contested[(leak.code, leak.claim.get("entry", leak.what))] if leak.claim else kept).append(leak)
     for claims in contested.values():
         writers = [c for c in claims if c.claim.get("wrote")]
         if writers:

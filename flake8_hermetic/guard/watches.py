@@ -192,7 +192,6 @@ class Environment(SetWatch):
             self.data, decodekey, decodevalue = None, str, str
         self.decodekey: Callable[[Any], str] = decodekey
         self.decodevalue: Callable[[Any], str] = decodevalue
-        self.ignored = {key for key in (self.data or {}) if self.decodekey(key) == PYTEST_CURRENT_TEST}
 
     def take(self) -> frozenset[tuple[Any, Any]]:
         if self.data is None:
