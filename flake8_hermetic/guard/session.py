@@ -31,13 +31,24 @@ DEFAULT_IGNORES = (
 TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
 
 
+# pytest's own root for its basetemp, read when tmp_path is first used
+PYTEST_TEMPROOT = "PYTEST_DEBUG_TEMPROOT"
+
+
 class TempRedirect:
-    """A fresh temp dir for this process (children inherit it through the environment)."""
+    """A fresh temp dir for this process (children inherit it through the environment).
+
+    pytest's basetemp stays where pytest keeps it (with its retention of the
+    last runs), outside the guarded directory: its root is pinned to the
+    real temp dir unless the run pinned it already.
+    """
 
     def __init__(self, label: str) -> None:
-        self.saved_env = {name: os.environ.get(name) for name in TEMP_VARIABLES}
+        self.saved_env = {name: os.environ.get(name) for name in (*TEMP_VARIABLES, PYTEST_TEMPROOT)}
         self.saved_tempdir = tempfile.tempdir
+        real = tempfile.gettempdir()
         self.path = os.path.realpath(tempfile.mkdtemp(prefix=f"hermetic-guard-{label}-"))
+        os.environ.setdefault(PYTEST_TEMPROOT, real)
         for name in TEMP_VARIABLES:
             os.environ[name] = self.path
         tempfile.tempdir = self.path
@@ -104,18 +115,23 @@ class Guard:
         if self.controller:
             return
         factory = getattr(config, "_tmp_path_factory", None)
-        # pytest's basetemp stays where pytest keeps it (with its retention), outside the guarded temp dir
-        basetemp = str(factory.getbasetemp()) if factory is not None else ""
+
+        def basetemp() -> str:
+            try:
+                return str(factory.getbasetemp()) if factory is not None else ""
+            except OSError:
+                return ""
+
         label = config.workerinput["workerid"] if self.worker else "run"  # type: ignore[attr-defined]
         self.redirect = TempRedirect(label)
         rootdir = str(config.rootpath)
         home = operator_home(config)
-        roots = watches.Roots([(self.redirect.path, "<tmp>"), (basetemp, "<basetemp>"), (rootdir, "<rootdir>"),
-                               (home or "", "~")])
+        roots = watches.Roots([(self.redirect.path, "<tmp>"), (rootdir, "<rootdir>"), (home or "", "~")],
+                              later=[(basetemp, "<basetemp>")])
         ignores = [*DEFAULT_IGNORES, *config.getini("hermetic_guard_ignore")]
         checkout = checkout_directories(config)
         for directory in checkout:
-            for extra in (basetemp, config.getoption("hermetic_guard_report") or ""):
+            for extra in (config.getoption("basetemp") or "", config.getoption("hermetic_guard_report") or ""):
                 if extra and os.path.dirname(os.path.abspath(extra)) == directory:
                     ignores.append(os.path.basename(extra))
         grace = float(config.getini("hermetic_guard_grace"))

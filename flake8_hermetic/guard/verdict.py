@@ -29,7 +29,6 @@ from flake8_hermetic.baseline.format import (
 from flake8_hermetic.baseline.matching import match
 from flake8_hermetic.guard.codes import BY_CODE, CODES, is_runtime
 from flake8_hermetic.guard.monitor import Leak
-from flake8_hermetic.settings import BASELINE_NAME, find_pyproject, read_pyproject_table
 from flake8_hermetic.testfiles import to_posix
 
 RUNTIME_CODES = frozenset(code.code for code in CODES)
@@ -38,13 +37,38 @@ SESSION = "."  # the where of residue made outside any test (collection, session
 
 # -- where the baseline is -------------------------------------------------------------------------------
 
-def _flake8_config(start: str) -> str | None:
+def _same_key(path: str) -> tuple[int, int] | None:
     try:
-        from flake8.options.config import _find_config_file
-    except ImportError:  # pragma: no cover - flake8 moved its internals
+        stat = os.stat(path)
+    except OSError:
         return None
-    found = _find_config_file(start)
-    return os.path.abspath(found) if found else None
+    return stat.st_ino, stat.st_dev
+
+
+def _flake8_config(start: str) -> str | None:
+    """The config file flake8 would find from ``start`` (its own search, without
+    importing flake8 into every guarded run): the first ``setup.cfg``,
+    ``tox.ini`` or ``.flake8`` with a ``flake8`` section, from ``start`` up,
+    stopping below the home directory and at the root."""
+    home = os.path.expanduser("~")
+    home_key = _same_key(home) if home != "~" else None
+    path = os.path.abspath(start)
+    key = _same_key(path)
+    while True:
+        for candidate in ("setup.cfg", "tox.ini", ".flake8"):
+            parser = configparser.RawConfigParser()
+            config = os.path.join(path, candidate)
+            try:
+                parser.read(config, encoding="UTF-8")
+            except (UnicodeDecodeError, configparser.Error):
+                continue
+            if "flake8" in parser or "flake8:local-plugins" in parser:
+                return config
+        parent = os.path.dirname(path)
+        parent_key = _same_key(parent)
+        if parent_key == key or parent_key == home_key:
+            return None
+        path, key = parent, parent_key
 
 
 def _flake8_option(config_path: str, name: str) -> str | None:
@@ -63,6 +87,8 @@ def find_baseline(start: str, explicit: str | None = None, no_baseline: bool = F
     """The baseline the static side would use from ``start``: ``--hermetic-baseline``
     (given here), the flake8 config's ``hermetic-baseline``, the pyproject
     table's ``baseline``, else ``hermetic-baseline.txt`` next to the config."""
+    from flake8_hermetic.settings import BASELINE_NAME, find_pyproject, read_pyproject_table
+
     if no_baseline:
         return None
     if explicit:

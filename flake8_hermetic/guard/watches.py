@@ -60,13 +60,21 @@ class SetWatch(Watch):
 
 
 class Roots:
-    """The placeholders of stable names, longest path first."""
+    """The placeholders of stable names, longest path first. A ``later`` root
+    is asked for its path only when a name is first needed (pytest's basetemp
+    is made on first use: the guard does not make it for a suite that never
+    asks for ``tmp_path``)."""
 
-    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
-        both = {(form(path), name) for path, name in pairs if path for form in (os.path.realpath, os.path.abspath)}
-        self.pairs = sorted(both, key=lambda pair: (-len(pair[0]), pair))
+    def __init__(self, pairs: Iterable[tuple[str, str]], later: Iterable[tuple[Callable[[], str], str]] = ()) -> None:
+        self.given = list(pairs)
+        self.later = list(later)
+        self.pairs: list[tuple[str, str]] | None = None
 
     def __call__(self, text: str) -> str:
+        if self.pairs is None:
+            given = self.given + [(path(), name) for path, name in self.later]
+            both = {(form(path), name) for path, name in given if path for form in (os.path.realpath, os.path.abspath)}
+            self.pairs = sorted(both, key=lambda pair: (-len(pair[0]), pair))
         return stable(text, self.pairs)
 
 
