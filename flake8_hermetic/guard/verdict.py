@@ -155,6 +155,7 @@ class Namer:
     def __init__(self, rootdir: str, baseline_dir: str) -> None:
         self.rootdir = rootdir
         self.baseline_dir = baseline_dir
+        self.paths: dict[str, str] = {}
 
     def split(self, nodeid: str) -> tuple[str, str]:
         if nodeid == SESSION:
@@ -163,11 +164,15 @@ class Namer:
         return self.path(file), scope
 
     def path(self, file: str) -> str:
-        absolute = os.path.normpath(os.path.join(self.rootdir, file))
-        try:
-            return to_posix(os.path.relpath(absolute, self.baseline_dir))
-        except ValueError:  # another drive on Windows
-            return to_posix(absolute)
+        named = self.paths.get(file)
+        if named is None:
+            absolute = os.path.normpath(os.path.join(self.rootdir, file))
+            try:
+                named = to_posix(os.path.relpath(absolute, self.baseline_dir))
+            except ValueError:  # another drive on Windows
+                named = to_posix(absolute)
+            self.paths[file] = named
+        return named
 
     def where(self, nodeid: str) -> str:
         path, scope = self.split(nodeid)
