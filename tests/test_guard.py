@@ -257,6 +257,23 @@ def test_a_hermetic_suite_reports_nothing(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["hermetic guard: 0 new, 0 baselined, 0 stale*"])
 
 
+def test_residue_made_outside_any_test_is_the_sessions(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_one="""
+        import os
+        import tempfile
+
+        os.close(tempfile.mkstemp(suffix=".log")[0])  # at collection
+
+
+        def test_one():
+            assert True
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--hermetic-guard", timeout=300)
+    result.assert_outcomes(passed=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([".: HRM601 left 'tmp*.log' in the temporary directory;*", "hermetic guard: 1 new,*"])
+
+
 BASELINE_TESTS = """
 import os
 

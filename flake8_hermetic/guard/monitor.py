@@ -51,6 +51,7 @@ class Monitor:
         self.claims = claims  # record who may have made shared residue (xdist workers)
         self.expected: dict[str, Any] | None = None
         self.held: dict[int, list[dict[str, tuple[Any, Any]]]] = {}
+        self.reported: set[Any] = set()  # the atoms of residue already blamed on a test
         self.started = 0.0
 
     def snapshot(self) -> dict[str, Any]:
@@ -108,6 +109,8 @@ class Monitor:
             if watch.restorable:
                 watch.restore(expected, current)
             else:
+                if isinstance(watch, Residue):
+                    self.reported.update(current - expected)
                 self.expected[kind] = current
         return leaks
 

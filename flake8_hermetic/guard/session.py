@@ -103,7 +103,6 @@ class Guard:
         self.ran: list[str] = []
         self.verdict: Any = None
         self.tmp_watch: watches.Residue | None = None
-        self.reported_tmp: set[str] = set()
         self.audit_before: tuple[frozenset[str], bool] | None = None
 
     # -- start ---------------------------------------------------------------------------------------------
@@ -167,7 +166,6 @@ class Guard:
         found = monitor.judge(item.nodeid, file.replace(os.sep, "/"), (line or 0) + 1)
         self.ran.append(item.nodeid)
         self.leaks.extend(found)
-        self.reported_tmp.update(leak.what for leak in found if leak.code == BY_KIND["tmp"].code)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Any:
@@ -187,12 +185,11 @@ class Guard:
 
     def _session_residue(self) -> None:
         """What is left in the temp dir and was never reported: made outside any test."""
-        if self.tmp_watch is None:
+        if self.tmp_watch is None or self.monitor is None:
             return
-        code = BY_KIND["tmp"].code
-        for name in self.tmp_watch.leaks(frozenset(), self.tmp_watch.take()):
-            if name not in self.reported_tmp:
-                self.leaks.append(Leak(".", code, name))
+        left = self.tmp_watch.take() - self.monitor.reported
+        for name in self.tmp_watch.leaks(frozenset(), left):
+            self.leaks.append(Leak(".", BY_KIND["tmp"].code, name))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

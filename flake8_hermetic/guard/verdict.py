@@ -159,7 +159,7 @@ class Namer:
 
     def split(self, nodeid: str) -> tuple[str, str]:
         if nodeid == SESSION:
-            return self.path(""), ""
+            return SESSION, ""
         file, _, scope = nodeid.partition("::")
         return self.path(file), scope
 
