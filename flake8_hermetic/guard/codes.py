@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flake8_hermetic.baseline.format import is_runtime
-
 
 @dataclass(frozen=True)
 class RuntimeCode:
@@ -160,5 +158,3 @@ CODES: tuple[RuntimeCode, ...] = (
 
 BY_CODE = {code.code: code for code in CODES}
 BY_KIND = {code.kind: code for code in CODES}
-
-__all__ = ["BY_CODE", "BY_KIND", "CODES", "RuntimeCode", "is_runtime"]

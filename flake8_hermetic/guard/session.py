@@ -9,7 +9,6 @@ runs no test: it gathers the findings and decides, once.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import shutil
 import tempfile
@@ -195,6 +194,8 @@ class Guard:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {}).get(OUTPUT_KEY)
         if output:
+            import json
+
             data = json.loads(output)
             self.leaks.extend(Leak.from_dict(item) for item in data["leaks"])
             self.ran.extend(data["ran"])
@@ -208,6 +209,8 @@ class Guard:
             if self.redirect is not None:
                 self.redirect.stop()
         if self.worker:
+            import json
+
             self.config.workeroutput[OUTPUT_KEY] = json.dumps(  # type: ignore[attr-defined]
                 {"leaks": [leak.as_dict() for leak in self.leaks], "ran": self.ran}
             )

@@ -18,6 +18,7 @@ from typing import Any
 
 from flake8_hermetic.baseline.format import (
     ANY,
+    is_runtime,
     NEW_FILE_HEADER,
     Baseline,
     Entry,
@@ -27,7 +28,7 @@ from flake8_hermetic.baseline.format import (
     write_atomic,
 )
 from flake8_hermetic.baseline.matching import match
-from flake8_hermetic.guard.codes import BY_CODE, CODES, is_runtime
+from flake8_hermetic.guard.codes import BY_CODE, CODES
 from flake8_hermetic.guard.monitor import Leak
 from flake8_hermetic.testfiles import to_posix
 
