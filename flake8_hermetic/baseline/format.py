@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from flake8_hermetic.testfiles import to_posix
 
+BASELINE_NAME = "hermetic-baseline.txt"  # its default name, next to the config
 ANY = "*"
 CODE_FORM = re.compile(r"^HRM\d{3}$")
 CONFLICT_MARKERS = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")

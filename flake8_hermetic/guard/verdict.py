@@ -18,10 +18,11 @@ from typing import Any
 
 from flake8_hermetic.baseline.format import (
     ANY,
-    is_runtime,
+    BASELINE_NAME,
     NEW_FILE_HEADER,
     Baseline,
     Entry,
+    is_runtime,
     parse,
     read_text,
     render,
@@ -88,8 +89,6 @@ def find_baseline(start: str, explicit: str | None = None, no_baseline: bool = F
     """The baseline the static side would use from ``start``: ``--hermetic-baseline``
     (given here), the flake8 config's ``hermetic-baseline``, the pyproject
     table's ``baseline``, else ``hermetic-baseline.txt`` next to the config."""
-    from flake8_hermetic.settings import BASELINE_NAME, find_pyproject, read_pyproject_table
-
     if no_baseline:
         return None
     if explicit:
@@ -101,6 +100,8 @@ def find_baseline(start: str, explicit: str | None = None, no_baseline: bool = F
         named = _flake8_option(config, "hermetic-baseline")
         directory = os.path.dirname(config)
         return os.path.abspath(os.path.join(directory, named or BASELINE_NAME))
+    from flake8_hermetic.settings import find_pyproject, read_pyproject_table
+
     pyproject = find_pyproject(start)
     table = read_pyproject_table(pyproject) if pyproject else {}
     if pyproject and table:

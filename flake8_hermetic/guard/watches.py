@@ -276,44 +276,51 @@ def _signal_numbers() -> list[int]:
     return numbers
 
 
-class SignalHandlers(SetWatch):
+class SignalHandlers(Watch):
+    """The handler of each watched signal, by position (handlers are compared by identity)."""
+
     kind = "signals"
 
     def __init__(self) -> None:
         self.numbers = _signal_numbers()
-        self.handlers: dict[int, Any] = {}  # id -> handler: what restore puts back
 
-    def take(self) -> frozenset[tuple[int, int]]:
-        items = []
-        getsignal, handlers = _raw_getsignal, self.handlers
-        for number in self.numbers:
-            handler = getsignal(number)
-            key = id(handler)
-            if key not in handlers:
-                handlers[key] = handler
-            items.append((number, key))
-        return frozenset(items)
+    def take(self) -> tuple[Any, ...]:
+        return tuple(map(_raw_getsignal, self.numbers))
 
-    @staticmethod
-    def _name(number: int) -> str:
-        try:
-            return signal.Signals(number).name
-        except ValueError:
-            return f"signal {number}"
+    def _changed(self, old: tuple[Any, ...], new: tuple[Any, ...]) -> list[int]:
+        return [i for i, (a, b) in enumerate(zip(old, new)) if a is not b and a != b]
 
-    def leaks(self, expected: frozenset[tuple[int, int]], current: frozenset[tuple[int, int]]) -> list[str]:
-        return sorted({self._name(number) for number, _ in current - expected})
+    def apply(self, expected: tuple[Any, ...], before: tuple[Any, ...], after: tuple[Any, ...]) -> tuple[Any, ...]:
+        state = list(expected)
+        for i in self._changed(before, after):
+            state[i] = after[i]
+        return tuple(state)
 
-    def restore(self, expected: frozenset[tuple[int, int]], current: frozenset[tuple[int, int]]) -> None:
+    def revert(self, expected: tuple[Any, ...], before: tuple[Any, ...], after: tuple[Any, ...]) -> tuple[Any, ...]:
+        state = list(expected)
+        for i in self._changed(before, after):
+            state[i] = before[i]
+        return tuple(state)
+
+    def leaks(self, expected: tuple[Any, ...], current: tuple[Any, ...]) -> list[str]:
+        return sorted(_signal_name(self.numbers[i]) for i in self._changed(expected, current))
+
+    def restore(self, expected: tuple[Any, ...], current: tuple[Any, ...]) -> None:
         if threading.current_thread() is not threading.main_thread():
             return
-        for number, key in expected - current:
-            handler = self.handlers.get(key)
-            if handler is not None:
+        for i in self._changed(expected, current):
+            if expected[i] is not None:  # None: installed outside Python, nothing to put back
                 try:
-                    signal.signal(number, handler)
+                    signal.signal(self.numbers[i], expected[i])
                 except (ValueError, OSError, TypeError):
                     pass
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 class SysPath(Watch):
