@@ -22,6 +22,7 @@ from flake8_hermetic.guard.codes import BY_KIND
 from flake8_hermetic.guard.monitor import Leak, Monitor
 
 OUTPUT_KEY = "hermetic_guard"
+CLEAN = "hermetic guard: 0 new, 0 baselined, 0 stale"
 # checkout entries that tools make on every run: caches, coverage data, the baseline's own temporary file
 DEFAULT_IGNORES = (
     ".pytest_cache", "__pycache__", ".coverage", ".coverage.*", "*.pyc", ".hypothesis",
@@ -103,6 +104,8 @@ class Guard:
         self.verdict: Any = None
         self.tmp_watch: watches.Residue | None = None
         self.audit_before: tuple[frozenset[str], bool] | None = None
+        self.clean = False  # nothing to decide: no leak, no runtime entry, no update, no report
+        self.clean_baseline: str | None = None
 
     # -- start ---------------------------------------------------------------------------------------------
 
@@ -217,16 +220,32 @@ class Guard:
             return
         self._decide(session)
 
+    def _nothing_to_decide(self, baseline: str | None) -> bool:
+        """No leak, no update, and no runtime entry in the baseline: a clean run."""
+        config = self.config
+        if self.leaks or config.getoption("hermetic_guard_update") or config.getoption("hermetic_guard_report"):
+            return False
+        try:
+            with open(baseline or "", "rb") as handle:
+                return b"\tHRM6" not in handle.read()
+        except OSError:
+            return True  # no baseline: nothing in it
+
     def _decide(self, session: pytest.Session) -> None:
         from flake8_hermetic.baseline.format import BaselineError
-        from flake8_hermetic.guard import verdict as verdicts
+        from flake8_hermetic.guard.locate import find_baseline
 
         config = self.config
         start = str(config.invocation_params.dir)
         rootdir = str(config.rootpath)
         try:
-            baseline = verdicts.find_baseline(start, config.getoption("hermetic_baseline"),
-                                              config.getoption("hermetic_no_baseline"))
+            baseline = find_baseline(start, config.getoption("hermetic_baseline"),
+                                     config.getoption("hermetic_no_baseline"))
+            if self._nothing_to_decide(baseline):
+                self.clean, self.clean_baseline = True, baseline
+                return
+            from flake8_hermetic.guard import verdict as verdicts
+
             self.verdict = verdicts.decide(self.leaks, self.ran, baseline, rootdir,
                                            update=config.getoption("hermetic_guard_update"))
         except (BaselineError, OSError) as exc:
@@ -236,6 +255,8 @@ class Guard:
             return
         report = config.getoption("hermetic_guard_report")
         if report:
+            from flake8_hermetic.guard import verdict as verdicts
+
             text = verdicts.formatted_report(self.verdict, config.getoption("hermetic_guard_format"), rootdir)
             with open(report, "w", encoding="utf-8") as handle:
                 handle.write(text)
@@ -245,18 +266,22 @@ class Guard:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker:
             return
-        from flake8_hermetic.guard import verdict as verdicts
-
         error = getattr(self, "error", None)
         if error:
             terminalreporter.section("hermetic guard", red=True)
             terminalreporter.write_line(f"flake8-hermetic guard: {error}")
             return
-        if self.verdict is None:
+        if self.verdict is None and not self.clean:
             return
-        shown = self.verdict.baseline_path
+        shown: str | None = self.verdict.baseline_path if self.verdict is not None else self.clean_baseline
         if shown:
             shown = os.path.relpath(shown, str(self.config.invocation_params.dir))
+        if self.verdict is None:
+            terminalreporter.section("hermetic guard", green=True)
+            terminalreporter.write_line(CLEAN + (f" (baseline {shown})" if shown else ""))
+            return
+        from flake8_hermetic.guard import verdict as verdicts
+
         lines = verdicts.terminal_lines(self.verdict, shown)
         bad = bool(self.verdict.new) and not self.verdict.written
         terminalreporter.section("hermetic guard", red=bad, green=not bad and not self.verdict.stale,
