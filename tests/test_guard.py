@@ -22,7 +22,7 @@ import pytest
 from flake8_hermetic.baseline.format import Entry
 from flake8_hermetic.guard.monitor import Leak
 from flake8_hermetic.guard.stable import stable
-from flake8_hermetic.guard.verdict import decide, resolve_claims
+from flake8_hermetic.guard.verdict import decide, formatted_report, resolve_claims
 from tests.helpers import REPO, hermetic
 
 pytest_plugins = ["pytester"]
@@ -320,7 +320,7 @@ def test_baseline_accepts_known_fails_new_reports_stale_and_update_owns_only_run
     assert judged.ret == 1
     judged.stdout.fnmatch_lines([
         "tests/test_app.py::test_new: HRM604 left the environment variable NEW set;*",
-        "stale: 'tests/test_app.py::test_fixed\\tHRM604\\tGONE set': *",
+        "stale baseline entry 'tests/test_app.py::test_fixed\\tHRM604\\tGONE set': *",
         "hermetic guard: 1 new, 1 baselined, 1 stale (baseline hermetic-baseline.txt)",
     ])
     log = json.loads(sarif_file.read_text(encoding="utf-8"))
@@ -396,3 +396,20 @@ def test_update_keeps_static_entries_unrun_tests_and_star_entries(tmp_path: Path
         "a.py::t1\tHRM201\ttime.sleep(1)", "a.py::t1\tHRM604\t*", "a.py::t3\tHRM611\tx.run",
     ]
     assert Entry("a.py", "t1", "HRM604", "*").render() in baseline.read_text(encoding="utf-8")
+
+
+def test_github_format_annotates_the_test_and_the_stale_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    baseline = tmp_path / "hermetic-baseline.txt"
+    baseline.write_text("tests/test_a.py::test_old\tHRM611\tapp.serve\n", encoding="utf-8")
+    leaks = [Leak("tests/test_a.py::test_env", "HRM604", "APP_MODE set", "tests/test_a.py", 7)]
+    verdict = decide(leaks, ["tests/test_a.py::test_env", "tests/test_a.py::test_old"], str(baseline), str(tmp_path),
+                     update=False)
+    assert formatted_report(verdict, "github", str(tmp_path)).splitlines() == [
+        "::error file=tests/test_a.py,line=1,col=1,title=HRM900::stale baseline entry "
+        "'tests/test_a.py::test_old\\tHRM611\\tapp.serve': the test no longer leaks this; delete the line "
+        "(or run pytest --hermetic-guard-update)",
+        "::error file=tests/test_a.py,line=7,col=1,title=HRM604::left the environment variable APP_MODE set; "
+        "use monkeypatch.setenv()/delenv()",
+        "1 new, 0 baselined, 1 stale",
+    ]

@@ -172,10 +172,15 @@ def decide(
 
 # -- output -------------------------------------------------------------------------------------------------------
 
+def stale_message(entry: Entry) -> str:
+    """A stale runtime entry: only the guard's update (or a hand) removes it."""
+    return (f"stale baseline entry {entry.render()!r}: the test no longer leaks this; "
+            "delete the line (or run pytest --hermetic-guard-update)")
+
+
 def terminal_lines(verdict: Verdict, shown_baseline: str | None) -> list[str]:
     lines = [f"{j.where}: {j.code} {j.message}" for j in verdict.new]
-    lines += [f"stale: {e.render()!r}: the test no longer leaks this; delete the line "
-              "(or run with --hermetic-guard-update)" for e in verdict.stale]
+    lines += [stale_message(e) for e in verdict.stale]
     tail = f"hermetic guard: {verdict.summary()}"
     if shown_baseline:
         tail += f" (baseline {shown_baseline})"
@@ -207,7 +212,7 @@ def json_report(verdict: Verdict) -> str:
 def check_report(verdict: Verdict, rootdir: str) -> Any:
     """The findings as ``flake8-hermetic check`` reports them (for its github/sarif formats)."""
     from flake8_hermetic import reporting
-    from flake8_hermetic.checker import STALE_CODE, stale_message
+    from flake8_hermetic.checker import STALE_CODE
     from flake8_hermetic.collect import Found
 
     def found(j: Judged) -> Found:
