@@ -27,6 +27,7 @@ from typing import NoReturn
 from flake8_hermetic import __version__, reporting, ruledocs
 from flake8_hermetic.baseline import ratchet
 from flake8_hermetic.baseline.format import (
+    NEW_FILE_HEADER,
     Baseline,
     BaselineError,
     Entry,
@@ -41,10 +42,6 @@ from flake8_hermetic.checker import STALE_CODE, stale_message
 from flake8_hermetic.collect import Found, Interrupted, Scan, ScanError, prepare
 from flake8_hermetic.settings import ConfigError, Settings
 
-NEW_FILE_HEADER = (
-    "# flake8-hermetic baseline: known violations, accepted until they are fixed.",
-    "# A new violation fails; when you fix one, delete its line (flake8-hermetic baseline prune).",
-)
 CODE_ARGUMENT = re.compile(r"^HRM\d{3}$", re.IGNORECASE)
 
 

@@ -3,7 +3,9 @@
 Each rule's class docstring is its page (ruff's shape: What it does, Why is
 this bad?, Example, Use instead, Options). ``docs/rules/HRMnnn.md``, the
 README's rule table, ``flake8-hermetic rules`` / ``explain`` and the SARIF
-help text are all rendered from here, so they cannot drift apart.
+help text are all rendered from here, so they cannot drift apart. The
+runtime guard's ``HRM6xx`` codes bring their pages from
+:mod:`flake8_hermetic.guard.codes`.
 
     python -m flake8_hermetic.ruledocs          # rewrite docs/rules and the README table
     python -m flake8_hermetic.ruledocs --check  # exit 1 if either is out of date
@@ -16,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.catalog import all_rules, runtime_codes
 from flake8_hermetic.rule import Rule
 
 TABLE_START = "<!-- rules-table:start -->"
@@ -59,6 +61,7 @@ def page(rule: type[Rule]) -> str:
 
 def pages() -> dict[str, str]:
     rendered = {code: page(rule) for code, rule in all_rules().items()}
+    rendered.update({code: runtime.page() for code, runtime in runtime_codes().items()})
     rendered["HRM900"] = STALE_DOC
     return rendered
 
@@ -69,6 +72,9 @@ def table() -> str:
         default = "on" if rule.default_on else "off"
         summary = rule.summary().replace("|", "\\|")
         rows.append(f"| [{code}](docs/rules/{code}.md) | {summary} | {default} |")
+    for code, runtime in runtime_codes().items():
+        summary = runtime.summary.replace("|", "\\|")
+        rows.append(f"| [{code}](docs/rules/{code}.md) | {summary} | guard |")
     rows.append("| [HRM900](docs/rules/HRM900.md) | a stale baseline entry: the debt was paid, delete the line | on |")
     return "\n".join(rows)
 

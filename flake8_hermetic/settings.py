@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from flake8_hermetic.baseline.format import BASELINE_NAME
 from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.options import ConfigError, OptionSpec
 from flake8_hermetic.testfiles import DEFAULT_TEST_FILES, GlobMatcher
@@ -30,7 +31,6 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 PYPROJECT_TABLE = "flake8-hermetic"
-BASELINE_NAME = "hermetic-baseline.txt"
 
 __all__ = ["ConfigError", "OptionSpec", "Settings", "all_options", "register", "resolve"]
 

@@ -122,3 +122,23 @@ def test_stats_count_per_code_and_top_level_directory_most_first() -> None:
     by_code, by_directory = ratchet.stats(entries)
     assert by_code == [("HRM201", 3), ("HRM105", 2)]
     assert by_directory == [("tests", 3), (".", 1), ("integration", 1)]
+
+
+RUNTIME = [
+    "tests/a.py::test_x\tHRM604\tAPP_MODE set",  # its file is judged
+    "tests/gone.py::test_z\tHRM611\tapp.serve",  # its file is gone
+]
+
+
+def test_regenerate_and_prune_leave_runtime_entries_alone() -> None:
+    old = baseline(*RUNTIME, "tests/a.py::test_x\tHRM105\tos.chdir(d)", "tests/gone.py::test_z\tHRM105\tos.chdir(d)")
+    current = {"tests/a.py": linted(codes=ENABLED | {"HRM604", "HRM611"})}  # even if a run claimed those codes
+
+    def exists(path: str) -> bool:
+        return path != "tests/gone.py"
+
+    assert rendered(ratchet.regenerate(old, current, exists)) == sorted(RUNTIME)
+    kept, dropped = ratchet.prune(old, current, exists)
+    assert rendered(kept) == RUNTIME
+    assert [entry.code for entry, _ in dropped] == ["HRM105", "HRM105"]
+    assert all(stale == [] for _, stale in ratchet.judge(baseline(*RUNTIME), current).values())

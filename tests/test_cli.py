@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from flake8_hermetic import ruledocs
-from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.catalog import all_rules, runtime_codes
 from tests.helpers import REPO, child_env, codes_by_line, flake8, hermetic, run, write_tree
 
 CONFIG = "[flake8]\nselect = HRM105,HRM201,HRM900\n"
@@ -487,7 +487,8 @@ def test_rules_lists_every_rule_with_its_default(tmp_path: Path) -> None:
     assert result.returncode == 0
     defaults = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[-1] for line in result.stdout.splitlines()[2:]}
     expected = {code: "on |" if rule.default_on else "off |" for code, rule in all_rules().items()}
-    assert defaults == {**expected, "HRM900": "on |"}
+    runtime = {code: "guard |" for code in runtime_codes()}
+    assert defaults == {**expected, **runtime, "HRM900": "on |"}
     assert list(defaults)[-1] == "HRM900"
     assert "](" not in result.stdout  # links are for the README, not the terminal
 
@@ -497,6 +498,13 @@ def test_explain_prints_the_rule_page(tmp_path: Path, spelling: str) -> None:
     result = hermetic(["explain", spelling], cwd=tmp_path)
     assert result.returncode == 0
     assert result.stdout == ruledocs.pages()["HRM105"]
+
+
+def test_explain_prints_a_runtime_guard_page(tmp_path: Path) -> None:
+    result = hermetic(["explain", "HRM603"], cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout == ruledocs.pages()["HRM603"]
+    assert "## Prevented statically by\n[HRM105](HRM105.md)" in result.stdout
 
 
 @pytest.mark.parametrize("code", [pytest.param("HRM999", id="unknown"), pytest.param("E501", id="foreign")])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flake8_hermetic import ruledocs
-from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.catalog import all_rules, runtime_codes
 from tests.helpers import REPO
 
 SECTIONS = ("## Why is this bad?", "## Example", "## Use instead", "## Options")
@@ -31,8 +31,18 @@ def test_every_rule_has_a_complete_page(code: str) -> None:
     "page", [pytest.param(page, id=page.stem) for page in sorted((REPO / "docs" / "rules").glob("*.md"))]
 )
 def test_every_page_names_a_code(page: Path) -> None:
-    assert page.stem in {*CODES, "HRM900"}, f"{page.name} documents no rule"
+    assert page.stem in {*CODES, *runtime_codes(), "HRM900"}, f"{page.name} documents no rule"
     assert page.read_text(encoding="utf-8").startswith(f"# {page.stem}: ")
+
+
+@pytest.mark.parametrize("code", [pytest.param(code, id=code) for code in runtime_codes()])
+def test_every_runtime_code_has_a_page_naming_what_prevents_it(code: str) -> None:
+    text = (REPO / "docs" / "rules" / f"{code}.md").read_text(encoding="utf-8")
+    sections = [*SECTIONS[:3], "## Prevented statically by", "## Options", "## Message"]
+    positions = [text.find(section) for section in sections]
+    assert all(p > 0 for p in positions) and positions == sorted(positions), f"{code} page lacks a section"
+    prevented = text.split("## Prevented statically by\n")[1].split("\n")[0]
+    assert re.search(r"\[HRM[1-5]\d\d\]\(HRM[1-5]\d\d\.md\)", prevented) or "No static rule" in prevented
 
 
 def test_pages_and_readme_table_are_up_to_date() -> None:

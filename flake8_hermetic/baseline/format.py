@@ -19,11 +19,24 @@ from dataclasses import dataclass, field
 
 from flake8_hermetic.testfiles import to_posix
 
+BASELINE_NAME = "hermetic-baseline.txt"  # its default name, next to the config
 ANY = "*"
 CODE_FORM = re.compile(r"^HRM\d{3}$")
 CONFLICT_MARKERS = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
 WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 TEMPORARY_PREFIX = ".hermetic-baseline."
+# The runtime guard's codes: their entries belong to the guard, never to the static side.
+RUNTIME_PREFIX = "HRM6"
+NEW_FILE_HEADER = (
+    "# flake8-hermetic baseline: known violations, accepted until they are fixed.",
+    "# A new violation fails; when you fix one, delete its line (flake8-hermetic baseline prune).",
+)
+
+
+def is_runtime(code: str) -> bool:
+    """Is ``code`` the runtime guard's (``HRM6xx``)? The static commands never judge,
+    drop or rewrite such an entry; the guard touches nothing else."""
+    return code.startswith(RUNTIME_PREFIX)
 
 
 class BaselineError(Exception):

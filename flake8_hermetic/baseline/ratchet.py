@@ -6,7 +6,8 @@ that were not judged keep their entries, so a run on a few paths never
 loses the others; entries of codes that did not run on a file are kept
 too (an off-by-default rule, a pattern rule whose globs skip the file), as
 the plugin never judges them. Entries whose file is gone are dropped by
-``regenerate`` and ``prune`` alike.
+``regenerate`` and ``prune`` alike. Runtime entries (``HRM6xx``) belong to
+the runtime guard: these commands keep them as they are, always.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from flake8_hermetic.baseline.format import ANY, Baseline, Entry
+from flake8_hermetic.baseline.format import ANY, Baseline, Entry, is_runtime
 from flake8_hermetic.baseline.matching import match
 
 # The what text of a violation whose source text could not be recovered:
@@ -55,13 +56,18 @@ def _what(finding: Finding) -> str:
 
 
 def _judged(entry: Entry, current: Mapping[str, Judged[F]]) -> bool:
+    if is_runtime(entry.code):
+        return False
     linted = current.get(entry.path)
     return linted is not None and entry.code in linted.codes
 
 
 def judge(baseline: Baseline, current: Mapping[str, Judged[F]]) -> dict[str, tuple[list[F], list[Entry]]]:
     """Per judged file: (violations the baseline does not accept, stale entries)."""
-    entries = baseline.by_file()
+    entries = {
+        path: [entry for entry in file_entries if not is_runtime(entry.code)]
+        for path, file_entries in baseline.by_file().items()
+    }
     return {
         path: match(entries.get(path, []), linted.findings, key=_key, what=_what, enabled=linted.codes)
         for path, linted in current.items()
@@ -72,7 +78,10 @@ def regenerate(baseline: Baseline, current: Mapping[str, Judged[F]], exists: Cal
     """The entries after a regenerate: every current violation of a judged
     file, except that a ``*`` entry whose (scope, code) still has violations
     stays and accepts them all."""
-    kept = [entry for entry in baseline.entries if not _judged(entry, current) and exists(entry.path)]
+    kept = [
+        entry for entry in baseline.entries
+        if is_runtime(entry.code) or (not _judged(entry, current) and exists(entry.path))
+    ]
     stars = {
         (entry.path, entry.scope, entry.code)
         for entry in baseline.entries
@@ -101,7 +110,9 @@ def prune(
     kept: list[Entry] = []
     dropped: list[tuple[Entry, str]] = []
     for entry in baseline.entries:
-        if not exists(entry.path):
+        if is_runtime(entry.code):
+            kept.append(entry)
+        elif not exists(entry.path):
             dropped.append((entry, f"{entry.path} does not exist"))
         elif id(entry) in stale:
             dropped.append((entry, "stale (matches no violation)"))

@@ -1,0 +1,127 @@
+"""The expected state, and the judgement of one test against it.
+
+The expected state is the snapshot taken when the first test starts,
+changed by what broader-scoped fixtures hold while they are alive. After a
+test's protocol (setup, call, teardown: its fixtures are finalized), each
+watch compares the current state with the expected one. Process state is
+then put back; residue, threads and children are adopted, so each leak is
+reported once, at the test that made it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from flake8_hermetic.guard.audit import AUDIT
+from flake8_hermetic.guard.codes import BY_KIND
+from flake8_hermetic.guard.watches import Residue, Watch
+
+
+@dataclass
+class Leak:
+    """One finding of one test (or of the session: ``nodeid`` ``.``)."""
+
+    nodeid: str
+    code: str
+    what: str
+    file: str = ""  # rootdir-relative, as in the node id
+    line: int = 0
+    # shared directories (checkout, home) under xdist: which claim wins
+    claim: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = {"nodeid": self.nodeid, "code": self.code, "what": self.what, "file": self.file, "line": self.line}
+        if self.claim:
+            data["claim"] = self.claim
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Leak:
+        return cls(data["nodeid"], data["code"], data["what"], data.get("file", ""), data.get("line", 0),
+                   data.get("claim", {}))
+
+
+class Monitor:
+    def __init__(self, watches: Sequence[Watch], claims: bool) -> None:
+        self.watches = list(watches)
+        self.claims = claims  # record who may have made shared residue (xdist workers)
+        self.expected: dict[str, Any] | None = None
+        self.held: dict[int, list[dict[str, tuple[Any, Any]]]] = {}
+        self.reported: set[Any] = set()  # the atoms of residue already blamed on a test
+        self.started = 0.0
+
+    def snapshot(self) -> dict[str, Any]:
+        return {watch.kind: watch.take() for watch in self.watches}
+
+    def begin(self) -> None:
+        if self.expected is None:
+            self.expected = self.snapshot()
+        self.started = time.time()
+        if self.claims:
+            AUDIT.reset()
+
+    # -- broader-scoped fixtures ------------------------------------------------------------------
+
+    def hold(self, owner: int, before: dict[str, Any], after: dict[str, Any]) -> None:
+        if self.expected is None:
+            return
+        changed = {}
+        for watch in self.watches:
+            kind = watch.kind
+            if before[kind] != after[kind]:
+                self.expected[kind] = watch.apply(self.expected[kind], before[kind], after[kind])
+                changed[kind] = (before[kind], after[kind])
+        self.held.setdefault(owner, []).append(changed)
+
+    def release(self, owner: int) -> None:
+        stack = self.held.get(owner)
+        if not stack or self.expected is None:
+            return
+        changed = stack.pop()
+        for watch in self.watches:
+            if watch.kind in changed:
+                before, after = changed[watch.kind]
+                self.expected[watch.kind] = watch.revert(self.expected[watch.kind], before, after)
+
+    # -- one test ------------------------------------------------------------------------------------------
+
+    def judge(self, nodeid: str, file: str, line: int) -> list[Leak]:
+        assert self.expected is not None
+        leaks: list[Leak] = []
+        for watch in self.watches:
+            kind = watch.kind
+            expected = self.expected[kind]
+            current = watch.take()
+            if current == expected:
+                continue
+            settle = getattr(watch, "settle", None)
+            if settle is not None:
+                current = settle(expected, current)
+            code = BY_KIND[kind].code
+            for what in watch.leaks(expected, current):
+                leaks.append(Leak(nodeid, code, what, file, line))
+            if self.claims and watch.shared and isinstance(watch, Residue):
+                self._claim(watch, leaks, expected, current)
+            if watch.restorable:
+                watch.restore(expected, current)
+            else:
+                if isinstance(watch, Residue):
+                    self.reported.update(current - expected)
+                self.expected[kind] = current
+        return leaks
+
+    def _claim(self, watch: Residue, leaks: list[Leak], expected: Any, current: Any) -> None:
+        code = BY_KIND[watch.kind].code
+        ended = time.time()
+        for entry, leak in zip(sorted(current - expected), [x for x in leaks if x.code == code]):
+            path = watch.path_of(entry)
+            try:
+                made = os.lstat(path).st_ctime if path else 0.0
+            except OSError:
+                made = 0.0
+            leak.claim = {"entry": entry, "start": self.started, "end": ended, "made": made,
+                          "wrote": bool(path and os.path.abspath(path) in AUDIT.seen)}

@@ -1,0 +1,290 @@
+"""The guard's hooks: one per process (the xdist controller, each worker, or a plain run).
+
+A worker (or a plain run) points the temp dir at its own directory,
+watches each test, and hands its findings on: to the controller through
+``workeroutput``, or to its own decision in a plain run. The controller
+runs no test: it gathers the findings and decides, once.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import pytest
+
+from flake8_hermetic.guard import watches
+from flake8_hermetic.guard.audit import AUDIT
+from flake8_hermetic.guard.codes import BY_KIND
+from flake8_hermetic.guard.monitor import Leak, Monitor
+
+OUTPUT_KEY = "hermetic_guard"
+CLEAN = "hermetic guard: 0 new, 0 baselined, 0 stale"
+# checkout entries that tools make on every run: caches, coverage data, the baseline's own temporary file
+DEFAULT_IGNORES = (
+    ".pytest_cache", "__pycache__", ".coverage", ".coverage.*", "*.pyc", ".hypothesis",
+    ".mypy_cache", ".ruff_cache", ".hermetic-baseline.*.tmp",
+)
+TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
+
+
+# pytest's own root for its basetemp, read when tmp_path is first used
+PYTEST_TEMPROOT = "PYTEST_DEBUG_TEMPROOT"
+
+
+class TempRedirect:
+    """A fresh temp dir for this process (children inherit it through the environment).
+
+    pytest's basetemp stays where pytest keeps it (with its retention of the
+    last runs), outside the guarded directory: its root is pinned to the
+    real temp dir unless the run pinned it already.
+    """
+
+    def __init__(self, label: str) -> None:
+        self.saved_env = {name: os.environ.get(name) for name in (*TEMP_VARIABLES, PYTEST_TEMPROOT)}
+        self.saved_tempdir = tempfile.tempdir
+        real = tempfile.gettempdir()
+        self.path = os.path.realpath(tempfile.mkdtemp(prefix=f"hermetic-guard-{label}-"))
+        os.environ.setdefault(PYTEST_TEMPROOT, real)
+        for name in TEMP_VARIABLES:
+            os.environ[name] = self.path
+        tempfile.tempdir = self.path
+
+    def stop(self) -> None:
+        for name, value in self.saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        tempfile.tempdir = self.saved_tempdir
+        shutil.rmtree(self.path, ignore_errors=True)  # what is left was reported before
+
+
+def operator_home(config: pytest.Config) -> str | None:
+    """The home directory, when it is the operator's own (not a pinned one)."""
+    home = os.environ.get("HOME") or os.environ.get("USERPROFILE")
+    if not home:
+        return None
+    real = config.getini("hermetic_guard_home")
+    if not real:
+        try:
+            import pwd
+
+            real = pwd.getpwuid(os.getuid()).pw_dir
+        except (ImportError, KeyError, OSError):  # no password database (Windows): the profile directory
+            real = os.environ.get("USERPROFILE", "")
+    if not real:
+        return None
+    return home if os.path.realpath(home) == os.path.realpath(real) else None
+
+
+def checkout_directories(config: pytest.Config) -> dict[str, str]:
+    rootdir = str(config.rootpath)
+    directories = {rootdir: ""}
+    for pattern in config.getini("testpaths") or []:
+        for path in sorted(glob.glob(os.path.join(rootdir, pattern))) or [os.path.join(rootdir, pattern)]:
+            if os.path.isdir(path) and os.path.realpath(path) != os.path.realpath(rootdir):
+                label = os.path.relpath(path, rootdir).replace(os.sep, "/") + "/"
+                directories[os.path.abspath(path)] = label
+    return directories
+
+
+class Guard:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.worker = hasattr(config, "workerinput")
+        self.controller = False
+        self.monitor: Monitor | None = None
+        self.redirect: TempRedirect | None = None
+        self.leaks: list[Leak] = []
+        self.ran: list[str] = []
+        self.verdict: Any = None
+        self.tmp_watch: watches.Residue | None = None
+        self.audit_before: tuple[frozenset[str], bool] | None = None
+        self.clean = False  # nothing to decide: no leak, no runtime entry, no update, no report
+        self.clean_baseline: str | None = None
+
+    # -- start ---------------------------------------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        config = self.config
+        self.controller = not self.worker and config.pluginmanager.has_plugin("dsession")
+        if self.controller:
+            return
+        factory = getattr(config, "_tmp_path_factory", None)
+
+        def basetemp() -> str:
+            try:
+                return str(factory.getbasetemp()) if factory is not None else ""
+            except OSError:
+                return ""
+
+        label = config.workerinput["workerid"] if self.worker else "run"  # type: ignore[attr-defined]
+        self.redirect = TempRedirect(label)
+        rootdir = str(config.rootpath)
+        home = operator_home(config)
+        roots = watches.Roots([(self.redirect.path, "<tmp>"), (rootdir, "<rootdir>"), (home or "", "~")],
+                              later=[(basetemp, "<basetemp>")])
+        ignores = [*DEFAULT_IGNORES, *config.getini("hermetic_guard_ignore")]
+        checkout = checkout_directories(config)
+        for directory in checkout:
+            for extra in (config.getoption("basetemp") or "", config.getoption("hermetic_guard_report") or ""):
+                if extra and os.path.dirname(os.path.abspath(extra)) == directory:
+                    ignores.append(os.path.basename(extra))
+        grace = float(config.getini("hermetic_guard_grace"))
+        self.tmp_watch = watches.Residue("tmp", {self.redirect.path: ""}, ["pytest-of-*"])
+        found: list[watches.Watch] = [self.tmp_watch, watches.Residue("checkout", checkout, ignores)]
+        found[-1].shared = True
+        shared_dirs = list(checkout)
+        if home:
+            found.append(watches.Residue("home", {home: "~/"}, []))
+            found[-1].shared = True
+            shared_dirs.append(home)
+        found += [
+            watches.WorkingDirectory(roots), watches.Environment(), watches.Umask(), watches.SignalHandlers(),
+            watches.SysPath(roots), watches.WarningFilters(), watches.RootHandlers(), watches.Threads(grace),
+            watches.Children(grace),
+        ]
+        self.monitor = Monitor(found, claims=self.worker)
+        self.audit_before = AUDIT.install(shared_dirs if self.worker else ())
+
+    # -- per test -----------------------------------------------------------------------------------------
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        monitor = self.monitor
+        if monitor is None:
+            yield
+            return
+        monitor.begin()
+        yield
+        # the protocol ran setup, call and teardown: the test's fixtures (and
+        # those of scopes that ended with it) are finalized
+        file, line, _ = item.location
+        found = monitor.judge(item.nodeid, file.replace(os.sep, "/"), (line or 0) + 1)
+        self.ran.append(item.nodeid)
+        self.leaks.extend(found)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Any:
+        monitor = self.monitor
+        if monitor is None or fixturedef.scope == "function" or monitor.expected is None:
+            yield
+            return
+        before = monitor.snapshot()
+        yield
+        monitor.hold(id(fixturedef), before, monitor.snapshot())
+
+    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
+        if self.monitor is not None and fixturedef.scope != "function":
+            self.monitor.release(id(fixturedef))
+
+    # -- end --------------------------------------------------------------------------------------------------
+
+    def _session_residue(self) -> None:
+        """What is left in the temp dir and was never reported: made outside any test."""
+        if self.tmp_watch is None or self.monitor is None:
+            return
+        left = self.tmp_watch.take() - self.monitor.reported
+        for name in self.tmp_watch.leaks(frozenset(), left):
+            self.leaks.append(Leak(".", BY_KIND["tmp"].code, name))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", {}).get(OUTPUT_KEY)
+        if output:
+            import json
+
+            data = json.loads(output)
+            self.leaks.extend(Leak.from_dict(item) for item in data["leaks"])
+            self.ran.extend(data["ran"])
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.controller:
+            self._session_residue()
+            if self.audit_before is not None:
+                AUDIT.restore(self.audit_before)
+            if self.redirect is not None:
+                self.redirect.stop()
+        if self.worker:
+            import json
+
+            self.config.workeroutput[OUTPUT_KEY] = json.dumps(  # type: ignore[attr-defined]
+                {"leaks": [leak.as_dict() for leak in self.leaks], "ran": self.ran}
+            )
+            return
+        self._decide(session)
+
+    def _nothing_to_decide(self, baseline: str | None) -> bool:
+        """No leak, no update, and no runtime entry in the baseline: a clean run."""
+        config = self.config
+        if self.leaks or config.getoption("hermetic_guard_update") or config.getoption("hermetic_guard_report"):
+            return False
+        try:
+            with open(baseline or "", "rb") as handle:
+                return b"\tHRM6" not in handle.read()
+        except OSError:
+            return True  # no baseline: nothing in it
+
+    def _decide(self, session: pytest.Session) -> None:
+        from flake8_hermetic.baseline.format import BaselineError
+        from flake8_hermetic.guard.locate import find_baseline
+
+        config = self.config
+        start = str(config.invocation_params.dir)
+        rootdir = str(config.rootpath)
+        try:
+            baseline = find_baseline(start, config.getoption("hermetic_baseline"),
+                                     config.getoption("hermetic_no_baseline"))
+            if self._nothing_to_decide(baseline):
+                self.clean, self.clean_baseline = True, baseline
+                return
+            from flake8_hermetic.guard import verdict as verdicts
+
+            self.verdict = verdicts.decide(self.leaks, self.ran, baseline, rootdir,
+                                           update=config.getoption("hermetic_guard_update"))
+        except (BaselineError, OSError) as exc:
+            self.verdict = None
+            self.error = str(exc)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        report = config.getoption("hermetic_guard_report")
+        if report:
+            from flake8_hermetic.guard import verdict as verdicts
+
+            text = verdicts.formatted_report(self.verdict, config.getoption("hermetic_guard_format"), rootdir)
+            with open(report, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        if self.verdict.new and not self.verdict.written and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.worker:
+            return
+        error = getattr(self, "error", None)
+        if error:
+            terminalreporter.section("hermetic guard", red=True)
+            terminalreporter.write_line(f"flake8-hermetic guard: {error}")
+            return
+        if self.verdict is None and not self.clean:
+            return
+        shown: str | None = self.verdict.baseline_path if self.verdict is not None else self.clean_baseline
+        if shown:
+            shown = os.path.relpath(shown, str(self.config.invocation_params.dir))
+        if self.verdict is None:
+            terminalreporter.section("hermetic guard", green=True)
+            terminalreporter.write_line(CLEAN + (f" (baseline {shown})" if shown else ""))
+            return
+        from flake8_hermetic.guard import verdict as verdicts
+
+        lines = verdicts.terminal_lines(self.verdict, shown)
+        bad = bool(self.verdict.new) and not self.verdict.written
+        terminalreporter.section("hermetic guard", red=bad, green=not bad and not self.verdict.stale,
+                                 yellow=bool(self.verdict.stale) and not bad)
+        for line in lines:
+            terminalreporter.write_line(line)
