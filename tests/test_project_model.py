@@ -201,13 +201,17 @@ def test_a_malformed_config_names_file_and_line(tmp_path: Path, name: str, text:
 # -- roles -------------------------------------------------------------------------------
 
 ROLE_TREE = {
-    "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\nnorecursedirs = ["bench", ".*"]\n',
+    "pyproject.toml": (
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\nnorecursedirs = ["bench", ".*", "tests/docker"]\n'
+    ),
     "tests/conftest.py": "",
     "tests/test_a.py": "",
     "tests/a_test.py": "",
     "tests/helpers.py": "",
     "tests/bench/test_speed.py": "",
     "tests/data/sample.py": "",
+    "tests/docker/test_image.py": "",
+    "tests/unit/docker/test_client.py": "",
     "tests/lib_cases.py": "import unittest\nclass Base(unittest.TestCase):\n    pass\n",
     "scripts/test_release.py": "",
     "src/pkg/core.py": "",
@@ -224,6 +228,8 @@ ROLE_TREE = {
         pytest.param("tests/helpers.py", Role.SUPPORT, id="helper"),
         pytest.param("tests/bench/test_speed.py", Role.SUPPORT, id="norecursedirs"),
         pytest.param("tests/data/sample.py", Role.SUPPORT, id="data-module"),
+        pytest.param("tests/docker/test_image.py", Role.SUPPORT, id="norecursedirs-path"),
+        pytest.param("tests/unit/docker/test_client.py", Role.TEST_MODULE, id="norecursedirs-path-is-not-a-name"),
         pytest.param("tests/lib_cases.py", Role.TEST_MODULE, id="testcase-library"),
         pytest.param("scripts/test_release.py", Role.NOT_TEST, id="outside-testpaths"),
         pytest.param("src/pkg/core.py", Role.NOT_TEST, id="library"),

@@ -121,9 +121,7 @@ class RoleFinder:
         between = self._directories_between(base, directory)
         if os.path.basename(path) == "conftest.py":
             return Role.CONFTEST
-        recursed = not any(
-            fnmatchcase(os.path.basename(d), pattern) for d in between for pattern in config.norecursedirs
-        )
+        recursed = not any(_norecursed(d, pattern) for d in between for pattern in config.norecursedirs)
         if recursed and self.collected(path, config):
             return Role.TEST_MODULE
         if self.in_test_tree(directory, between, config):
@@ -179,3 +177,14 @@ def defines_test_cases(tree: ast.Module) -> bool:
                 if name.endswith("TestCase"):
                     return True
     return False
+
+
+def _norecursed(directory: str, pattern: str) -> bool:
+    """pytest's ``fnmatch_ex``: a pattern without a separator matches the
+    directory's name (``build``); one with a separator matches the end of its
+    path (``tests/docker`` matches ``/src/proj/tests/docker``)."""
+    if "/" not in pattern and os.sep not in pattern:
+        return fnmatchcase(os.path.basename(directory), pattern)
+    path = directory.replace(os.sep, "/")
+    pattern = pattern.replace(os.sep, "/").rstrip("/")
+    return fnmatchcase(path, pattern if pattern.startswith("/") else "*/" + pattern)

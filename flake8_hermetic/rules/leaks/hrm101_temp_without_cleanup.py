@@ -164,11 +164,13 @@ class TempWithoutCleanupRule(FunctionRule):
     directory it removes.
 
     A named file that deletes itself when closed (`NamedTemporaryFile()`)
-    and is kept in a name that nothing closes (no `with`, no `close()` in the function or, kept
-    on `self`, in its class, no cleanup registered, not returned) is
-    flagged too: it stays open, and on disk, until the garbage collector
-    finds it, which a failing test's traceback postpones. Left alone: a
-    `with` item, any `f.close()`, `addCleanup(f.close)`, `with f:`, and a
+    and is kept on `self` or `cls` where nothing closes it (no `with`, no
+    `close()` in its class, no cleanup registered) is flagged too: the test
+    case outlives the test (unittest keeps every instance until the run
+    ends), so the file stays open and on disk. Left alone: one held only by
+    a local name, which reference counting closes and deletes when the
+    function returns (no later test meets it); a `with` item, any
+    `f.close()`, `addCleanup(f.close)`, `with f:`, and a
     result used at once and dropped (`NamedTemporaryFile().name`), and
     `TemporaryFile()`/`SpooledTemporaryFile()`, which have no name on
     disk (POSIX) or live in memory until they roll over.
@@ -230,7 +232,10 @@ class TempWithoutCleanupRule(FunctionRule):
         function = self.ctx.function
         if holder.how != "assigned" or holder.chained is not None or not holder.names or function is None:
             return False
-        if self.handed_back(holder):
+        if self.handed_back(holder) or not kept_on_instance(holder.names):
+            # held by a local only: reference counting closes and deletes it
+            # when the frame ends (a failing test's traceback holds it until
+            # the runner drops the report): no later test meets it
             return False
         names = set(holder.names)
         searched: list[ast.AST] = [function]
