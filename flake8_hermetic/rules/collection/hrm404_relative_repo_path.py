@@ -83,6 +83,14 @@ class RelativeRepoPathRule(Rule):
             assert ast.get_docstring(ast.parse(path.read_text()))
     ```
 
+    ## Off by default
+    Turn it on with `--extend-select=HRM404` (or `extend-select` in the
+    config). On the suites held out from tuning (docs/precision.md), 0 of 1
+    of its findings were hazards a maintainer would fix; a default-on rule
+    must reach 80%, and the default set 90% overall: the relative path
+    constant was only ever opened joined onto a `Path(__file__)` root. It
+    would need to follow the constant to its uses.
+
     ## Options
     `--hermetic-repo-dirs` (default `src, tests, test, testing, lib, docs,
     examples`): the top-level directories whose relative paths are
@@ -103,6 +111,7 @@ class RelativeRepoPathRule(Rule):
     """
 
     code = "HRM404"
+    default_on = False
     # collected test modules only: a support module is imported by the runner only through a test
     # (child scripts, sample modules and __main__ scripts never are), a conftest is setup code
     roles = frozenset({Role.TEST_MODULE})
