@@ -19,22 +19,21 @@ import yaml
 from tests.helpers import REPO, hermetic, run, write_tree
 
 LEAKY = """\
-    import os
+    from pathlib import Path
 
 
     def test_known(tmp_path):
-        os.chdir(tmp_path)
-        assert os.getcwd() == str(tmp_path)
+        Path("/tmp/known.txt").write_text("x")
+        assert tmp_path.is_dir()
 
 
     def test_fresh(tmp_path):
-        os.chdir(tmp_path)
-        assert os.getcwd() == str(tmp_path)
+        Path("/tmp/fresh.txt").write_text("x")
+        assert tmp_path.is_dir()
 """
-FIXED = LEAKY.replace("def test_fresh(tmp_path):\n        os.chdir(tmp_path)",
-                      "def test_fresh(tmp_path, monkeypatch):\n        monkeypatch.chdir(tmp_path)")
-KNOWN = "tests/test_app.py::test_known\tHRM105\tos.chdir(tmp_path)\n"
-GONE = "tests/test_removed.py::test_old\tHRM105\tos.chdir(tmp_path)\n"
+FIXED = LEAKY.replace('Path("/tmp/fresh.txt")', '(tmp_path / "fresh.txt")')
+KNOWN = 'tests/test_app.py::test_known\tHRM108\t"/tmp/known.txt"\n'
+GONE = 'tests/test_removed.py::test_old\tHRM108\t"/tmp/old.txt"\n'
 HEADER = "# known hazards, burnt down over time\n\n"
 ANNOTATION = re.compile(
     r"^::error file=(?P<file>[^,]+),line=(?P<line>\d+),col=(?P<col>\d+),title=(?P<code>HRM\d{3})::(?P<message>.+)$"
@@ -48,7 +47,7 @@ def project(tmp_path: Path) -> Path:
     return write_tree(tmp_path, {
         "setup.cfg": "[flake8]\nmax-line-length = 100\n",
         "tests/test_app.py": LEAKY,
-        "src/app.py": "import os\n\nos.chdir('/')\n",  # not a test file
+        "src/app.py": "from pathlib import Path\n\nPath('/tmp/app.log').write_text('x')\n",  # not a test file
         "hermetic-baseline.txt": HEADER + KNOWN + GONE,
     })
 
@@ -69,8 +68,8 @@ def test_github_format_annotates_only_the_new_hazard(project: Path) -> None:
     assert len(annotations) == 1
     found = ANNOTATION.match(annotations[0])
     assert found, annotations[0]
-    assert (found["file"], found["line"], found["col"], found["code"]) == ("tests/test_app.py", "10", "5", "HRM105")
-    assert "os.chdir() leaks the working directory" in found["message"]
+    assert (found["file"], found["line"], found["col"], found["code"]) == ("tests/test_app.py", "10", "10", "HRM108")
+    assert "'/tmp/fresh.txt' is a fixed path shared by every worker and run" in found["message"]
 
 
 def test_github_format_passes_once_fixed(project: Path) -> None:
@@ -81,9 +80,7 @@ def test_github_format_passes_once_fixed(project: Path) -> None:
 
 
 def test_github_format_annotates_a_stale_entry_at_line_one(project: Path) -> None:
-    write_tree(project, {"tests/test_app.py": FIXED.replace(
-        "def test_known(tmp_path):\n        os.chdir(tmp_path)",
-        "def test_known(tmp_path, monkeypatch):\n        monkeypatch.chdir(tmp_path)")})
+    write_tree(project, {"tests/test_app.py": FIXED.replace('Path("/tmp/known.txt")', '(tmp_path / "known.txt")')})
     result = pack(["check", "--format", "github"], cwd=project)
     assert result.returncode == 1
     *annotations, summary = result.stdout.splitlines()
@@ -98,8 +95,8 @@ def test_default_format_is_flake8_lines_and_the_summary(project: Path) -> None:
     result = pack(["check"], cwd=project)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
-        "./tests/test_app.py:10:5: HRM105 os.chdir() leaks the working directory to later tests; "
-        "use monkeypatch.chdir() or contextlib.chdir()",
+        "./tests/test_app.py:10:10: HRM108 '/tmp/fresh.txt' is a fixed path shared by every worker and run; "
+        "use tmp_path (or a mkdtemp() with cleanup)",
         "1 new, 1 baselined, 0 stale",
     ]
 
@@ -215,7 +212,7 @@ def test_the_sarif_step_writes_the_log_code_scanning_reads(project: Path) -> Non
     log = json.loads((project / "hermetic.sarif").read_text(encoding="utf-8"))
     assert log["version"] == "2.1.0"
     results = log["runs"][0]["results"]
-    assert [r["ruleId"] for r in results] == ["HRM105"]
+    assert [r["ruleId"] for r in results] == ["HRM108"]
     location = results[0]["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "tests/test_app.py"
     assert location["region"]["startLine"] == 10

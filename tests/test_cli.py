@@ -170,22 +170,25 @@ def test_regenerate_no_grow_lets_the_baseline_shrink_and_lines_change(project: P
 
 def test_regenerate_treats_default_rules_as_selected_when_select_names_no_hrm_prefix(project: Path) -> None:
     write_tree(project, {
-        "setup.cfg": "[flake8]\nselect = E,F,W\nextend-ignore = HRM105\n",
+        "setup.cfg": "[flake8]\nselect = E,F,W\nextend-ignore = HRM104\n",
         "tests/test_paths.py": (
+            "import os\n\n\n"
             "def test_hosts():\n    assert open('/etc/hosts')\n\n\n"
             "def test_report():\n    with open('/tmp/report.txt', 'w') as out:\n        out.write('x')\n"
-            "    assert out.closed\n"
+            "    assert out.closed\n\n\n"
+            "def test_undo(monkeypatch):\n    monkeypatch.setenv('APP_MODE', 'test')\n    monkeypatch.undo()\n"
+            "    assert 'APP_MODE' not in os.environ\n"
         ),
     })
     regenerate(project)
     codes = {line.split("\t")[1] for line in entries(project)}
     assert "HRM108" in codes  # default-on: selected
-    assert "HRM105" not in codes  # the project's ignore still wins
-    assert not codes & {"HRM201", "HRM303"}  # off by default: stay off
+    assert "HRM104" not in codes  # default-on, but the project's ignore still wins
+    assert not codes & {"HRM105", "HRM201", "HRM303"}  # off by default: stay off
     write_tree(project, {"setup.cfg": "[flake8]\nselect = E,F,W\nextend-select = HRM303,HRM201\n"})
     regenerate(project)
     codes = {line.split("\t")[1] for line in entries(project)}
-    assert {"HRM105", "HRM108", "HRM201", "HRM303"} <= codes
+    assert codes == {"HRM104", "HRM108", "HRM201", "HRM303"}  # HRM105 (off by default, not selected) stays off
 
 
 # -- prune, check, stats --------------------------------------------------------------
@@ -297,14 +300,26 @@ def test_check_runs_on_the_bundled_examples(tmp_path: Path) -> None:
     flagged = {(Path(path).name, code) for path, _, code in codes_by_line(result.stdout)}
     assert {name for name, _ in flagged} == {"test_leaky_suite.py"}  # the hermetic twin stays quiet
     default_codes = {code for _, code in flagged}
-    assert default_codes >= {"HRM101", "HRM103", "HRM105", "HRM108"}
-    assert not default_codes & {"HRM102", "HRM106", "HRM107", "HRM109", "HRM201", "HRM501"}  # off by default
+    assert default_codes >= {"HRM108"}
+    off = {"HRM101", "HRM102", "HRM103", "HRM105", "HRM106", "HRM107", "HRM109", "HRM201", "HRM501"}
+    assert not default_codes & off  # off by default
     assert result.stdout.splitlines()[-1].endswith("new, 0 baselined, 0 stale")
     config = tmp_path / "setup.cfg"
     config.write_text("[flake8]\nextend-select = HRM107,HRM109,HRM201\n", encoding="utf-8")
     selected = hermetic(["check", "--exit-zero", "--config", str(config), str(REPO / "examples")], cwd=tmp_path)
     codes = {code for _, _, code in codes_by_line(selected.stdout)}
     assert codes == default_codes | {"HRM107", "HRM109", "HRM201"}
+    # the README's first command: the demo's own config turns every rule on
+    demo = hermetic(
+        ["check", "--exit-zero", "--config", str(REPO / "examples" / "setup.cfg"), str(REPO / "examples")],
+        cwd=tmp_path,
+    )
+    shown = {(Path(path).name, code) for path, _, code in codes_by_line(demo.stdout)}
+    assert {name for name, _ in shown} == {"test_leaky_suite.py"}
+    assert {code for _, code in shown} == {
+        "HRM101", "HRM102", "HRM103", "HRM105", "HRM106", "HRM107", "HRM108", "HRM109", "HRM201",
+    }
+    assert demo.stdout.splitlines()[-1] == "9 new, 0 baselined, 0 stale"
 
 
 def test_check_github_format(half_baselined: Path) -> None:

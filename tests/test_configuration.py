@@ -40,6 +40,15 @@ CHDIR_TEST = """\
         assert os.getcwd() == str(tmp_path)
 """
 
+# a default-on hazard (HRM108: a fixed /tmp path reaching the file system), for
+# the tests that run with no flake8 configuration at all
+FIXED_TMP_TEST = """\
+    def test_reports():
+        with open("/tmp/report.txt", "w") as out:
+            out.write("x")
+        assert out.closed
+"""
+
 
 # -- in-process: what the plugin resolves ------------------------------------
 
@@ -323,10 +332,10 @@ def ruff_only(tmp_path: Path) -> Path:
             test-files = ["checks/*.py"]
             baseline = "hermetic-debt.txt"
         """,
-        "checks/probe_old.py": CHDIR_TEST,
-        "checks/probe_new.py": CHDIR_TEST,
-        "tests/test_default_glob.py": CHDIR_TEST,
-        "hermetic-debt.txt": "checks/probe_old.py::test_moves\tHRM105\tos.chdir(tmp_path)\n",
+        "checks/probe_old.py": FIXED_TMP_TEST,
+        "checks/probe_new.py": FIXED_TMP_TEST,
+        "tests/test_default_glob.py": FIXED_TMP_TEST,
+        "hermetic-debt.txt": "checks/probe_old.py::test_reports\tHRM108\t\"/tmp/report.txt\"\n",
     })
 
 
@@ -340,13 +349,13 @@ def test_flake8_honours_the_table_without_any_flake8_config(ruff_only: Path) -> 
     result = flake8(["."], cwd=ruff_only)
     assert "Traceback" not in result.stderr, result.stderr
     # only the table's globs are test files, and the table's baseline quiets probe_old
-    assert hrm_findings(result.stdout) == [("checks/probe_new.py", 5, "HRM105")]
+    assert hrm_findings(result.stdout) == [("checks/probe_new.py", 2, "HRM108")]
     assert result.returncode == 1
 
 
 def test_flake8_from_a_subdirectory_finds_the_table_and_its_baseline(ruff_only: Path) -> None:
     result = flake8(["."], cwd=ruff_only / "checks")
-    assert hrm_findings(result.stdout) == [("probe_new.py", 5, "HRM105")]
+    assert hrm_findings(result.stdout) == [("probe_new.py", 2, "HRM108")]
 
 
 def test_flake8_on_a_buffer_honours_the_table(ruff_only: Path) -> None:
@@ -354,7 +363,7 @@ def test_flake8_on_a_buffer_honours_the_table(ruff_only: Path) -> None:
     result = flake8(["--stdin-display-name", "checks/probe_old.py", "-"], cwd=ruff_only, stdin=source)
     assert result.returncode == 0, result.stdout + result.stderr
     result = flake8(["--stdin-display-name", "checks/probe_new.py", "-"], cwd=ruff_only, stdin=source)
-    assert hrm_findings(result.stdout) == [("checks/probe_new.py", 5, "HRM105")]
+    assert hrm_findings(result.stdout) == [("checks/probe_new.py", 2, "HRM108")]
 
 
 @pytest.mark.parametrize(
@@ -408,7 +417,7 @@ def test_check_command_honours_the_table_without_any_flake8_config(ruff_only: Pa
     assert "Traceback" not in result.stderr, result.stderr
     lines = result.stdout.splitlines()
     assert lines[-1] == "1 new, 1 baselined, 0 stale"
-    assert hrm_findings("\n".join(lines[:-1])) == [("checks/probe_new.py", 5, "HRM105")]
+    assert hrm_findings("\n".join(lines[:-1])) == [("checks/probe_new.py", 2, "HRM108")]
     assert result.returncode == 1
 
 
@@ -419,8 +428,8 @@ def test_baseline_commands_use_the_tables_baseline(ruff_only: Path) -> None:
     assert not (ruff_only / "hermetic-baseline.txt").exists()
     entries = [line for line in baseline.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
     assert entries == [
-        "checks/probe_new.py::test_moves\tHRM105\tos.chdir(tmp_path)",
-        "checks/probe_old.py::test_moves\tHRM105\tos.chdir(tmp_path)",
+        "checks/probe_new.py::test_reports\tHRM108\t\"/tmp/report.txt\"",
+        "checks/probe_old.py::test_reports\tHRM108\t\"/tmp/report.txt\"",
     ]
     stats = hermetic(["baseline", "stats"], cwd=ruff_only)
     assert stats.stdout.splitlines()[0] == "hermetic-debt.txt: 2 entries"

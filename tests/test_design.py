@@ -21,7 +21,7 @@ from flake8_hermetic.settings import Settings
 from tests.helpers import codes_by_line, flake8, parses, write_tree
 
 FAMILIES = tuple(code for code in all_rules() if code.startswith(("HRM4", "HRM5")))
-OFF_BY_DEFAULT = ("HRM405", "HRM501", "HRM502", "HRM503", "HRM504", "HRM505")
+OFF_BY_DEFAULT = ("HRM401", "HRM404", "HRM405", "HRM501", "HRM502", "HRM503", "HRM504", "HRM505")
 
 
 def findings(source: str, codes: tuple[str, ...] = FAMILIES, path: str = "test_x.py") -> list[tuple[str, int, str]]:

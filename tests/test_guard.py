@@ -294,7 +294,7 @@ def test_deselected():
     os.environ["X"] = "1"
 """
 
-STATIC_ENTRY = "tests/test_app.py::test_known\tHRM105\tos.chdir(tmp_path)"
+STATIC_ENTRY = 'tests/test_app.py::test_known\tHRM108\t"/tmp/known.txt"'  # a static rule on by default: stale
 RUNTIME_ENTRIES = [
     "tests/test_app.py::test_deselected\tHRM604\tX set",  # did not run: judged by nobody
     "tests/test_app.py::test_fixed\tHRM604\tGONE set",  # ran, no longer leaks: stale

@@ -38,15 +38,14 @@ GIT_IDENTITY = ("-c", "user.name=flake8-hermetic tests", "-c", "user.email=tests
                 "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main")
 
 LEAKY = """\
-    import os
+    from pathlib import Path
 
 
-    def test_moves(tmp_path):
-        os.chdir(tmp_path)
-        assert os.getcwd() == str(tmp_path)
+    def test_writes(tmp_path):
+        Path("/tmp/report.txt").write_text("x")
+        assert tmp_path.is_dir()
 """
-FIXED = LEAKY.replace("def test_moves(tmp_path):\n        os.chdir(tmp_path)",
-                      "def test_moves(tmp_path, monkeypatch):\n        monkeypatch.chdir(tmp_path)")
+FIXED = LEAKY.replace('Path("/tmp/report.txt")', '(tmp_path / "report.txt")')
 
 
 # -- the manifest ------------------------------------------------------------------
@@ -175,12 +174,12 @@ def hook_results(output: str) -> dict[str, tuple[str, str]]:
 def test_hooks_fail_on_new_and_stale_debt_then_pass_once_fixed(
     hook_repo: Path, user_repo: Path, env: dict[str, str],
 ) -> None:
-    legacy = "tests/test_legacy.py::test_moves\tHRM105\tos.chdir(tmp_path)\n"
-    stale = "tests/test_app.py::test_renamed\tHRM105\tos.chdir(tmp_path)"
+    legacy = 'tests/test_legacy.py::test_writes\tHRM108\t"/tmp/report.txt"\n'
+    stale = 'tests/test_app.py::test_renamed\tHRM108\t"/tmp/report.txt"'
     write_tree(user_repo, {
         "tests/test_app.py": LEAKY,
         "tests/test_legacy.py": LEAKY,  # baselined: quiet in both runs
-        "src/app.py": "import os\n\nos.chdir('/')\n",  # not a test file
+        "src/app.py": "from pathlib import Path\n\nPath('/tmp/app.log').write_text('x')\n",  # not a test file
         "hermetic-baseline.txt": legacy + stale + "\n",
     })
     failed = try_repo(hook_repo, user_repo, env)
@@ -191,7 +190,9 @@ def test_hooks_fail_on_new_and_stale_debt_then_pass_once_fixed(
     status, output = results["flake8-hermetic"]
     assert status == "Failed"
     assert "- hook id: flake8-hermetic\n" in output
-    assert re.search(r"^\S*tests/test_app\.py:5:5: HRM105 os\.chdir\(\) leaks the working directory", output, re.M)
+    assert re.search(
+        r"^\S*tests/test_app\.py:5:10: HRM108 '/tmp/report\.txt' is a fixed path shared by every worker", output, re.M,
+    )
     assert re.search(r"^\S*tests/test_app\.py:1:1: HRM900 .*test_renamed", output, re.M)
     assert "1 new, 1 baselined, 1 stale" in output
     assert "test_legacy.py:" not in output
