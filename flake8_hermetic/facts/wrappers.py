@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from flake8_hermetic.context import Context
 from flake8_hermetic.facts.processes import COMMAND_KEYWORDS, ChildProcess
 from flake8_hermetic.nodes import FunctionNode
+
+if TYPE_CHECKING:  # the project model, which the context imports, imports this module
+    from flake8_hermetic.context import Context
 
 #: a parameter the caller did not pass and that has no default
 _MISSING = object()
