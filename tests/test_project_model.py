@@ -474,6 +474,47 @@ def test_wrapper_kind(tmp_path: Path) -> None:
     assert view.wrapper_kind("tests.util.version") is None  # hands none of its arguments over
 
 
+def test_spawn_wrappers_of_imported_modules(tmp_path: Path) -> None:
+    write_tree(tmp_path, {
+        "pytest.ini": "[pytest]\n",
+        "tests/__init__.py": "",
+        "tests/util.py": """
+            import subprocess
+            import sys
+
+            raise SystemExit("never imported")
+
+            def run_tool(*args):
+                return subprocess.run(args, check=True)
+
+            def git(cmd, cwd=None):
+                return subprocess.run(cmd, cwd=cwd)
+
+            def version():
+                return subprocess.run(["git", "--version"])
+            """,
+        "tests/test_a.py": """
+            from tests import util
+            from tests.util import run_tool
+            from .util import git as run_git
+            """,
+    })
+    view = view_of(tmp_path, "tests/test_a.py")
+    wrappers = view.spawn_wrappers()
+    assert sorted(wrappers) == [".util.git", "tests.util.git", "tests.util.run_tool"]
+    run_tool = wrappers["tests.util.run_tool"]
+    assert (run_tool.callee, run_tool.function.name, run_tool.varargs, run_tool.method) == (
+        "tests.util.run_tool", "run_tool", "args", False,
+    )
+    assert run_tool.spawner.name == "subprocess.run"
+    assert wrappers[".util.git"].argv_parameter == "cmd"
+    call = ast.parse('run_tool("git", "init")').body[0].value
+    assert [e.value for e in run_tool.child_for(call).command.elts] == ["git", "init"]
+    # read once per process: a second run's view hands over the same wrapper
+    again = view_of(tmp_path, "tests/test_a.py").spawn_wrappers()["tests.util.run_tool"]
+    assert again.function is run_tool.function
+
+
 def test_a_module_is_read_again_when_its_stamp_changes(tmp_path: Path) -> None:
     write_tree(tmp_path, {"pytest.ini": "[pytest]\n", "tests/conftest.py": "import pytest\n", "tests/test_a.py": ""})
     test_file = tmp_path / "tests" / "test_a.py"

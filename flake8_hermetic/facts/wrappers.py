@@ -9,18 +9,22 @@ what runs, while ``run_cmd("git", "init", "repo")`` says all of it. A
 HRM115) judge the caller's line as they would a direct spawner call.
 
 :func:`same_file_wrapper` recognises a wrapper of the file being walked,
-at its spawner call; a project model may hand the rules wrappers of other
-files in the same form.
+at its spawner call; the project model hands the rules the wrappers of
+other modules of the test tree in the same form
+(``ctx.project.spawn_wrappers()``, read from source by :func:`wrapper_of`).
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from flake8_hermetic.context import Context
 from flake8_hermetic.facts.processes import COMMAND_KEYWORDS, ChildProcess
 from flake8_hermetic.nodes import FunctionNode
+
+if TYPE_CHECKING:  # the project model, which the context imports, imports this module
+    from flake8_hermetic.context import Context
 
 #: a parameter the caller did not pass and that has no default
 _MISSING = object()
@@ -89,6 +93,14 @@ def same_file_wrapper(ctx: Context, child: ChildProcess) -> SpawnWrapper | None:
         return None
     method = outer == "class"
     callee = f"self.{function.name}" if method else function.name
+    return wrapper_of(function, child, callee, method)
+
+
+def wrapper_of(function: FunctionNode, child: ChildProcess, callee: str, method: bool = False) -> SpawnWrapper | None:
+    """The wrapper ``function`` is when its spawner call ``child`` runs its
+    own ``*args`` or a parameter as the command; ``callee`` is the name its
+    callers call it by. One reading for a wrapper of the walked file and
+    one of another module of the test tree (read by the project model)."""
     arguments = function.args
     varargs = arguments.vararg.arg if arguments.vararg is not None else None
     command = child.command

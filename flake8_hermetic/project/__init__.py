@@ -23,6 +23,11 @@ importing or running project code) and answers, for the linted file, through
   or fails the test, itself or through the helpers it calls;
 - ``wrapper_kind(dotted)``: ``"spawn"``, ``"sleep"`` or ``"temp"`` for a
   project function that hands its arguments to such a call.
+- ``spawn_wrappers()``: the spawner wrappers of other modules of the test
+  tree the file imports, by canonical call name, as the
+  :class:`~flake8_hermetic.facts.wrappers.SpawnWrapper` a wrapper of the
+  file itself is (def node and spawner call read from source, once per
+  process), for HRM106 and HRM115.
 
 The facts layer's level: rules import it; it imports the core and the facts.
 """

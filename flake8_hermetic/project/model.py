@@ -11,16 +11,20 @@ is linted, and a module is parsed only when a rule asks about it.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from flake8_hermetic.facts.hostpins import NO_PINS, Pins
-from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.facts.processes import child_process
+from flake8_hermetic.facts.wrappers import SpawnWrapper, wrapper_of
+from flake8_hermetic.imports import dotted_name, module_imports
+from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.project.config import ConfigFinder, PytestConfig
 from flake8_hermetic.project.modules import (
-    FAILING_CALLS, PER_TEST_TEARDOWNS, PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, plugins_of, read_classes,
-    read_fixtures, read_module,
+    FAILING_CALLS, PER_TEST_TEARDOWNS, PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, own_walk, plugins_of,
+    read_classes, read_fixtures, read_module, resolve_with,
 )
 from flake8_hermetic.project.roles import Role, RoleFinder, defines_test_cases, matches_python_files
 
@@ -37,6 +41,27 @@ class _Cached:
 
 #: path -> facts, for the process (checked against the file's stamp once per run)
 _MODULES: dict[str, _Cached] = {}
+#: path -> (stamp, its module-level spawner wrappers by name), for the process
+_WRAPPERS: dict[str, tuple[tuple[int, int], dict[str, SpawnWrapper]]] = {}
+
+
+def read_spawn_wrappers(tree: ast.Module) -> dict[str, SpawnWrapper]:
+    """The module-level functions of ``tree`` that run the command their
+    caller gives (see :func:`~flake8_hermetic.facts.wrappers.wrapper_of`),
+    by name: their spawner call read through the module's own imports."""
+    aliases = module_imports(tree)
+    found: dict[str, SpawnWrapper] = {}
+    for stmt in tree.body:
+        if not isinstance(stmt, DEF_TYPES) or stmt.name in found:
+            continue
+        calls = sorted((n for n in own_walk(stmt) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+        for call in calls:
+            child = child_process(call, resolve_with(aliases, call.func))
+            wrapper = wrapper_of(stmt, child, stmt.name) if child is not None else None
+            if wrapper is not None:
+                found[stmt.name] = wrapper
+                break
+    return found
 
 
 def normal_path(path: str) -> str:
@@ -85,6 +110,24 @@ class Project:
             _MODULES[path] = _Cached(stamp, facts)
         self._checked[path] = facts
         return facts
+
+    def spawn_wrapper(self, path: str, name: str) -> SpawnWrapper | None:
+        """The module-level function ``name`` of the module at ``path`` as a
+        spawner wrapper (its def node and spawner call, from source), read
+        once per process and file version; None when it is none."""
+        stamp = _stamp(path)
+        if stamp is None:
+            return None
+        cached = _WRAPPERS.get(path)
+        if cached is None or cached[0] != stamp:
+            try:
+                with open(path, "rb") as handle:
+                    tree = ast.parse(handle.read(), filename=path)
+                wrappers = read_spawn_wrappers(tree)
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                wrappers = {}
+            cached = _WRAPPERS[path] = (stamp, wrappers)
+        return cached[1].get(name)
 
     def config(self, path: str) -> PytestConfig:
         return self.configs.for_directory(os.path.dirname(os.path.abspath(path)))
@@ -285,6 +328,7 @@ class ProjectView:
         self._classes: ModuleFacts | None = None
         self._fixtures: dict[str, Fixture] | None = None
         self._effects: dict[str, frozenset[str]] = {}
+        self._spawn_wrappers: dict[str, SpawnWrapper] | None = None
 
     @property
     def role(self) -> Role:
@@ -563,6 +607,38 @@ class ProjectView:
             return None
         hit = self.project.function(*located)
         return hit[1].wraps if hit else None
+
+    def spawn_wrappers(self) -> dict[str, SpawnWrapper]:
+        """The spawner wrappers of other modules of the test tree that this
+        file imports at module level, by the canonical name its calls give
+        (``tests.helpers.run_cmd`` after ``from tests import helpers`` or
+        ``from tests.helpers import run_cmd``, ``.helpers.run_cmd``): the
+        same :class:`SpawnWrapper` a wrapper of the file itself is, so the
+        rules judge their calls alike. Never imports project code."""
+        if self._spawn_wrappers is None:
+            found: dict[str, SpawnWrapper] = {}
+            for local, target in module_imports(self.tree).items():
+                if local in self._top_names:
+                    continue
+                module = self.project.test_module(self.project.find_module(target, self.path))
+                if module is not None and module.path != self.path:
+                    # a module of the test tree: its wrappers, called as ``helpers.run_cmd``
+                    for name, function in module.functions.items():
+                        if function.wraps == "spawn" and "." not in name:
+                            self._add_wrapper(found, f"{target}.{name}", module.path, name)
+                    continue
+                located = self.project.locate(target, self.path)
+                if located is not None and located[0].path != self.path and "." not in located[1]:
+                    function = located[0].functions.get(located[1])
+                    if function is not None and function.wraps == "spawn":
+                        self._add_wrapper(found, target, located[0].path, located[1])
+            self._spawn_wrappers = found
+        return self._spawn_wrappers
+
+    def _add_wrapper(self, found: dict[str, SpawnWrapper], callee: str, path: str, name: str) -> None:
+        wrapper = self.project.spawn_wrapper(path, name)
+        if wrapper is not None:
+            found[callee] = dataclasses.replace(wrapper, callee=callee)
 
 
 def requested_fixtures(scopes: list[Any]) -> list[str]:

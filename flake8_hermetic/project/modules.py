@@ -193,16 +193,17 @@ class _Reader:
         name = self.name(func)
         last = name.rpartition(".")[2]
         receiver = func.value if isinstance(func, ast.Attribute) else None
+        # a wrapper whose spawner checks (``run(args, check=True)``) is a wrapper still
+        if facts.wraps is None and params:
+            for kind, names in WRAPPED_KINDS:
+                if name in names and _mentions_any(call, params):
+                    facts.wraps = kind
         if name in FAILING_CALLS or last.startswith("assert") or (
             isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and last.startswith("fail")
         ) or any(k.arg == "check" and isinstance(k.value, ast.Constant) and k.value.value is True
                  for k in call.keywords):
             facts.asserts = True
             return
-        if facts.wraps is None and params:
-            for kind, names in WRAPPED_KINDS:
-                if name in names and _mentions_any(call, params):
-                    facts.wraps = kind
         if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
             if in_class:
                 facts.callees.append(("self", last))

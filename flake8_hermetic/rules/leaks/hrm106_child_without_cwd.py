@@ -55,7 +55,11 @@ class ChildWithoutCwdRule(Rule):
     parameter), is judged at each call after its definition, with the
     caller's words and keywords (`run_cmd("git", "init", "repo")` is
     flagged; `run_cmd(..., cwd=tmp_path)` is not); the wrapper's own line
-    stays quiet unless it is flagged itself.
+    stays quiet unless it is flagged itself. A wrapper defined in another
+    module of the test tree and imported at module level
+    (`from tests.helpers import run_cmd`, `from .helpers import run_cmd`,
+    `helpers.run_cmd(...)`), read from source by the project model, is
+    judged at its calls the same way.
 
     A `python -m` child of a module of the test tree (`-m tests.helper`)
     is flagged with other advice: it needs the checkout on its
@@ -163,6 +167,8 @@ class ChildWithoutCwdRule(Rule):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._wrappers: dict[str, SpawnWrapper] = {}
+        for wrapper in ctx.project.spawn_wrappers().values():  # imported from the test tree
+            self.learn_wrapper(wrapper)
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         child = child_process(node, self.ctx.call_name(node))

@@ -50,7 +50,10 @@ class GitUserConfigRule(FunctionRule):
     wrapper of a spawner in the same file that runs the command its caller
     gives (`def run_cmd(*args): return subprocess.run(args)`, a method
     called as `self.git(...)`) is judged at each call after its
-    definition, unless the wrapper pins git's config itself.
+    definition, unless the wrapper pins git's config itself; so is a
+    wrapper defined in another module of the test tree and imported at
+    module level (`from tests.helpers import run_cmd`,
+    `helpers.run_cmd(...)`), read from source by the project model.
 
     ## Example
     ```python
@@ -83,6 +86,9 @@ class GitUserConfigRule(FunctionRule):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._wrappers: dict[str, SpawnWrapper] = {}
+        for wrapper in ctx.project.spawn_wrappers().values():  # imported from the test tree
+            if not self._isolated_in_wrapper(wrapper):
+                self.learn_wrapper(wrapper)
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         child = child_process(node, self.ctx.call_name(node))
@@ -109,14 +115,16 @@ class GitUserConfigRule(FunctionRule):
             yield from self._judge(node, child)
 
     def _isolated_in_wrapper(self, wrapper: SpawnWrapper) -> bool:
-        """The wrapper pins git's config itself (seen at its spawner call,
-        the node being visited): an isolating ``env=`` of its own, or a pin
-        on an earlier line of its body."""
+        """The wrapper pins git's config itself: an isolating ``env=`` of its
+        own at its spawner call, or a pin on an earlier line of its body (a
+        wrapper of this file or of another module of the test tree)."""
+        function = wrapper.function
         env = wrapper.spawner.keyword("env")
-        parameters = {a.arg for a in (*wrapper.function.args.args, *wrapper.function.args.kwonlyargs)}
+        parameters = {a.arg for a in (*function.args.args, *function.args.kwonlyargs)}
         if env is not None and not (isinstance(env, ast.Name) and env.id in parameters):
-            return self._env_isolates(env)
-        return self._pinned_before(wrapper.spawner.call)
+            return self._env_isolates(env, function)
+        lines, _ = self._environment(function)
+        return any(pin <= wrapper.spawner.call.lineno for pin in lines)
 
     def _git(self, node: ast.Call, child: ChildProcess) -> GitCommand | None:
         """The git command line, literal or read through names assigned
@@ -142,12 +150,12 @@ class GitUserConfigRule(FunctionRule):
             return
         yield self.report(node, subcommand=git.subcommand)
 
-    def _env_isolates(self, env: ast.expr) -> bool:
+    def _env_isolates(self, env: ast.expr, function: FunctionNode | None = None) -> bool:
         if isinstance(env, ast.Dict) or (isinstance(env, ast.Call) and self.ctx.call_name(env) == "dict"):
             return any(key in PINNED_VARIABLES for key in mapping_keys(env))
         if self.ctx.resolve(env) in ENVIRON:
             return False
-        function = self.ctx.function
+        function = function or self.ctx.function
         if not isinstance(env, ast.Name) or function is None:
             # os.environ.copy(), self.env, make_env(): built elsewhere, trusted
             return self.ctx.resolve(env) not in ("os.environ.copy", "os.environ().copy")
