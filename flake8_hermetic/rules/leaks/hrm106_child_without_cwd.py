@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.argv import ArgvReader, enclosing_values
 from flake8_hermetic.facts.cwd_dependence import CwdJudge
-from flake8_hermetic.facts.processes import SPAWNER_CALLS, ChildProcess, child_process, child_words
-from flake8_hermetic.facts.wrappers import SpawnWrapper, same_file_wrapper
+from flake8_hermetic.facts.processes import SPAWNER_CALLS, ChildProcess, child_words
+from flake8_hermetic.rules.leaks.wrapped_spawns import WrappedSpawns
 from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.rule import Rule
@@ -19,7 +19,7 @@ from flake8_hermetic.rules.leaks.lifecycle import SETUP_METHODS
 from flake8_hermetic.violation import Violation
 
 
-class ChildWithoutCwdRule(Rule):
+class ChildWithoutCwdRule(WrappedSpawns, Rule):
     """
     Flags a child process started without `cwd=` in a test file when what it runs depends on the working directory.
 
@@ -166,33 +166,7 @@ class ChildWithoutCwdRule(Rule):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._wrappers: dict[str, SpawnWrapper] = {}
-        for wrapper in ctx.project.spawn_wrappers().values():  # imported from the test tree
-            self.learn_wrapper(wrapper)
-
-    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
-        child = child_process(node, self.ctx.call_name(node))
-        if child is None:
-            return
-        found = list(self._judge(node, child))
-        if not found:
-            wrapper = same_file_wrapper(self.ctx, child)
-            if wrapper is not None:
-                self.learn_wrapper(wrapper)
-        yield from found
-
-    def learn_wrapper(self, wrapper: SpawnWrapper) -> None:
-        """Judge the calls of ``wrapper`` from here on as the children they start."""
-        self._wrappers[wrapper.callee] = wrapper
-        self.ctx.dispatch_calls_to(wrapper.callee, self.visit_wrapper_call)
-
-    def visit_wrapper_call(self, node: ast.Call) -> Iterator[Violation]:
-        wrapper = self._wrappers.get(self.ctx.call_name(node) or "")
-        if wrapper is None or self.ctx.function is wrapper.function:
-            return
-        child = wrapper.child_for(node)
-        if child is not None:
-            yield from self._judge(node, child)
+        self.learn_imported_wrappers()
 
     def _judge(self, node: ast.Call, child: ChildProcess) -> Iterator[Violation]:
         if child.keyword("cwd") is not None or child.has_unpacked_kwargs:

@@ -9,8 +9,9 @@ from flake8_hermetic.context import Context
 from flake8_hermetic.facts.argv import ArgvReader, GitCommand, enclosing_values, parse_git, program_name
 from flake8_hermetic.facts.environ import ENVIRON
 from flake8_hermetic.facts.hostpins import PINNED_VARIABLES, mapping_keys, pin_of
-from flake8_hermetic.facts.processes import SPAWNER_CALLS, ChildProcess, child_process, child_words
-from flake8_hermetic.facts.wrappers import SpawnWrapper, same_file_wrapper
+from flake8_hermetic.facts.processes import SPAWNER_CALLS, ChildProcess, child_words
+from flake8_hermetic.facts.wrappers import SpawnWrapper
+from flake8_hermetic.rules.leaks.wrapped_spawns import WrappedSpawns
 from flake8_hermetic.project import requested_fixtures
 from flake8_hermetic.nodes import FunctionNode
 from flake8_hermetic.rules.leaks.function_facts import FunctionRule
@@ -23,7 +24,7 @@ GIT_WRITES = frozenset({
 })
 
 
-class GitUserConfigRule(FunctionRule):
+class GitUserConfigRule(WrappedSpawns, FunctionRule):
     """
     Flags a git command that writes, run by a child process with the operator's own git config.
 
@@ -85,34 +86,10 @@ class GitUserConfigRule(FunctionRule):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._wrappers: dict[str, SpawnWrapper] = {}
-        for wrapper in ctx.project.spawn_wrappers().values():  # imported from the test tree
-            if not self._isolated_in_wrapper(wrapper):
-                self.learn_wrapper(wrapper)
+        self.learn_imported_wrappers()
 
-    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
-        child = child_process(node, self.ctx.call_name(node))
-        if child is None:
-            return
-        found = list(self._judge(node, child))
-        if not found:
-            wrapper = same_file_wrapper(self.ctx, child)
-            if wrapper is not None and not self._isolated_in_wrapper(wrapper):
-                self.learn_wrapper(wrapper)
-        yield from found
-
-    def learn_wrapper(self, wrapper: SpawnWrapper) -> None:
-        """Judge the calls of ``wrapper`` from here on as the children they start."""
-        self._wrappers[wrapper.callee] = wrapper
-        self.ctx.dispatch_calls_to(wrapper.callee, self.visit_wrapper_call)
-
-    def visit_wrapper_call(self, node: ast.Call) -> Iterator[Violation]:
-        wrapper = self._wrappers.get(self.ctx.call_name(node) or "")
-        if wrapper is None or self.ctx.function is wrapper.function:
-            return
-        child = wrapper.child_for(node)
-        if child is not None:
-            yield from self._judge(node, child)
+    def wants_wrapper(self, wrapper: SpawnWrapper) -> bool:
+        return not self._isolated_in_wrapper(wrapper)
 
     def _isolated_in_wrapper(self, wrapper: SpawnWrapper) -> bool:
         """The wrapper pins git's config itself: an isolating ``env=`` of its
