@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -258,6 +259,21 @@ class Project:
                 return hit
         return None
 
+    def class_chain(self, module: ModuleFacts, class_name: str, depth: int = 0) -> Iterator[tuple[ModuleFacts, str]]:
+        """The class, then each base the model can read, depth first: a base
+        of the same module, or one imported from the project (unittest's
+        and the builtins' bases are not walked)."""
+        if depth > MAX_DEPTH:
+            return
+        yield module, class_name
+        for base in module.classes.get(class_name, ()):
+            if base in module.classes:
+                yield from self.class_chain(module, base, depth + 1)
+            elif not base.startswith("unittest.") and base not in KNOWN_BASES:
+                located = self.locate(base, module.path)
+                if located is not None:
+                    yield from self.class_chain(located[0], located[1], depth + 1)
+
     def unread_base(self, module: ModuleFacts, class_name: str, depth: int = 0) -> bool:
         """Whether the class, or a class it derives from, has a base the
         model cannot read: neither the project's nor the standard library's
@@ -434,21 +450,12 @@ class ProjectView:
     def class_autouse(self, class_name: str) -> list[Fixture]:
         """The autouse fixtures defined in a class of this file and in its
         bases (of this file or imported from the project)."""
-        found: list[Fixture] = []
-        self._class_autouse(self.own_classes, class_name, found, 0)
-        return found
-
-    def _class_autouse(self, module: ModuleFacts, class_name: str, found: list[Fixture], depth: int) -> None:
-        if depth > MAX_DEPTH:
-            return
-        found.extend(f for f in module.class_fixtures.get(class_name, {}).values() if f.autouse)
-        for base in module.classes.get(class_name, ()):
-            if base in module.classes:
-                self._class_autouse(module, base, found, depth + 1)
-            elif not base.startswith("unittest.") and base not in KNOWN_BASES:
-                located = self.project.locate(base, module.path)
-                if located is not None:
-                    self._class_autouse(located[0], located[1], found, depth + 1)
+        return [
+            fixture
+            for module, name in self.project.class_chain(self.own_classes, class_name)
+            for fixture in module.class_fixtures.get(name, {}).values()
+            if fixture.autouse
+        ]
 
     def teardown_restores(self, class_name: str) -> frozenset[str]:
         """The state ("cwd", "env") that a per-test teardown (``tearDown``,
@@ -457,24 +464,14 @@ class ProjectView:
         class ``class_name`` (``TempdirManager.tearDown``:
         ``os.chdir(self._olddir)``). The file's own classes are the rules'."""
         touched: set[str] = set()
-        self._teardowns(self.own_classes, class_name, touched, 0)
-        return frozenset(touched)
-
-    def _teardowns(self, module: ModuleFacts, class_name: str, touched: set[str], depth: int) -> None:
-        if depth > MAX_DEPTH:
-            return
-        if module is not self.own_classes:
+        for module, name in self.project.class_chain(self.own_classes, class_name):
+            if module is self.own_classes:
+                continue
             for method in PER_TEST_TEARDOWNS:
-                function = module.functions.get(f"{class_name}.{method}")
+                function = module.functions.get(f"{name}.{method}")
                 if function is not None:
                     touched.update(function.touches)
-        for base in module.classes.get(class_name, ()):
-            if base in module.classes:
-                self._teardowns(module, base, touched, depth + 1)
-            elif not base.startswith("unittest.") and base not in KNOWN_BASES:
-                located = self.project.locate(base, module.path)
-                if located is not None:
-                    self._teardowns(located[0], located[1], touched, depth + 1)
+        return frozenset(touched)
 
     def effects_for_test(self, requested: list[str] | tuple[str, ...], class_name: str | None = None) -> frozenset[str]:
         """What happens around a test that requests ``requested`` (its
