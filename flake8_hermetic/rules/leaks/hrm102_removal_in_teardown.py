@@ -178,42 +178,26 @@ SAFE_CALLS = frozenset({
 
 #: a unittest-style framework's per-test temp path (``self.mktemp()``): it
 #: lies inside the run's own temporary directory, which the runner removes
-UNIQUE_MAKERS = frozenset({"mktemp"})
+FRAMEWORK_TEMP = "mktemp"
 
 
-def _unique_temp(call: ast.Call, system_temp: set[str], local_makers: set[str]) -> bool:
-    """``tempfile.mkdtemp()``, ``TemporaryDirectory()`` (in the temp
-    directory: no ``dir=``, or ``dir=`` ``gettempdir()`` or a name assigned
-    from it), a framework's per-test ``self.mktemp()`` (not one the file
-    defines itself); not ``mkdtemp(dir=os.getcwd())``, in the working
-    directory, which a later test or run meets."""
-    name = last_name(call)
-    if name not in UNIQUE_MAKERS or (name == "mktemp" and name in local_makers):
-        return False
-    where = next((k.value for k in call.keywords if k.arg == "dir"), None)
-    return where is None or _names_system_temp(where, system_temp)
+def _framework_temp(call: ast.Call, local_makers: set[str]) -> bool:
+    """A framework's per-test ``self.mktemp()``, not one the file defines itself."""
+    return last_name(call) == FRAMEWORK_TEMP and FRAMEWORK_TEMP not in local_makers
 
 
-def _names_system_temp(node: ast.expr, system_temp: set[str]) -> bool:
-    if isinstance(node, ast.Call):
-        return (dotted_name(node.func) or "").endswith(("gettempdir", "gettempdirb"))
-    return (dotted_name(node) or "") in system_temp
-
-
-def _makes_shared_directory(stmt: ast.stmt, unique: set[str], system_temp: set[str], local_makers: set[str]) -> bool:
+def _makes_shared_directory(stmt: ast.stmt, unique: set[str], local_makers: set[str]) -> bool:
     """Whether ``stmt`` makes a directory that a later test or run would
-    meet if left behind: not one with a fresh temp name, nor one inside
-    such a directory (``os.mkdir(os.path.join(self.root, "sub"))``).
-    Names bound to a fresh temp directory are added to ``unique``."""
+    meet if left behind: not a framework's per-test temp path, nor one
+    inside it (``os.mkdir(os.path.join(self.root, "sub"))``). Names bound
+    to such a path are added to ``unique``."""
     if isinstance(stmt, ast.Assign) and mentions(stmt.value) & unique:
         unique.update(dotted_name(t) or "" for t in stmt.targets)  # self.sub = os.path.join(self.root, "sub")
-    if isinstance(stmt, ast.Assign) and _names_system_temp(stmt.value, set()):
-        system_temp.update(dotted_name(t) or "" for t in stmt.targets)  # base = tempfile.gettempdir()
     made = False
     for sub in ast.walk(stmt):
         if isinstance(sub, ast.Call):
             if last_name(sub) in DIRECTORY_MAKERS and dotted_name(sub.func) != "tempfile.mktemp":
-                if _unique_temp(sub, system_temp, local_makers):
+                if _framework_temp(sub, local_makers):
                     if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is sub:
                         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                         unique.update(dotted_name(t) or "" for t in targets)
@@ -221,7 +205,7 @@ def _makes_shared_directory(stmt: ast.stmt, unique: set[str], system_temp: set[s
                 if sub.args and (
                     mentions(sub.args[0]) & unique
                     or any(
-                        isinstance(inner, ast.Call) and _unique_temp(inner, system_temp, local_makers)
+                        isinstance(inner, ast.Call) and _framework_temp(inner, local_makers)
                         for inner in ast.walk(sub.args[0])
                     )
                 ):
@@ -232,14 +216,14 @@ def _makes_shared_directory(stmt: ast.stmt, unique: set[str], system_temp: set[s
 
 def _local_makers(ctx: Context) -> set[str]:
     """The makers the class (or a base class of the file) defines itself
-    (its own ``mktemp`` helper, writing under a fixed name), which say
-    nothing about fresh names."""
+    (its own ``mktemp`` helper, writing under a fixed name): not the
+    framework's per-test temp path."""
     class_scope = ctx.class_scope
     if class_scope is None or not isinstance(class_scope.node, ast.ClassDef):
         return set()
     return {
         node.name for family in class_family(ctx, class_scope.node) for node in family.body
-        if isinstance(node, DEF_TYPES) and node.name in UNIQUE_MAKERS
+        if isinstance(node, DEF_TYPES) and node.name == FRAMEWORK_TEMP
     }
 
 
@@ -306,11 +290,10 @@ def _removes_and_reraises(stmt: ast.stmt) -> bool:
 def _fails_after_creating(ctx: Context, setup: FunctionNode) -> bool:
     created = False
     unique: set[str] = set()
-    system_temp: set[str] = set()
     local_makers = _local_makers(ctx)
     for stmt in setup.body:
         if not created:
-            if _makes_shared_directory(stmt, unique, system_temp, local_makers):
+            if _makes_shared_directory(stmt, unique, local_makers):
                 if _removes_and_reraises(stmt):
                     continue
                 created = True
