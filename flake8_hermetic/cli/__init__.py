@@ -1,0 +1,68 @@
+"""The ``flake8-hermetic`` command line.
+
+    flake8-hermetic check [PATH ...] [--format default|github|sarif]
+    flake8-hermetic baseline regenerate [PATH ...] [--no-grow]
+    flake8-hermetic baseline prune [PATH ...] [--check]
+    flake8-hermetic baseline check [PATH ...]
+    flake8-hermetic baseline stats
+    flake8-hermetic rules
+    flake8-hermetic explain HRMnnn
+
+Every command that lints runs flake8's own engine in-process (see
+:mod:`flake8_hermetic.collect`), so it sees the files, config,
+``per-file-ignores`` and ``# noqa`` comments ``flake8`` sees. Exit status:
+0 clean, 1 findings (or a refused ``--no-grow``/``--check``), 2 a usage,
+config or baseline error (one line, never a traceback), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from flake8_hermetic import __version__
+from flake8_hermetic.baseline.format import BaselineError
+from flake8_hermetic.cli import baseline, check, docs
+from flake8_hermetic.cli.common import CommandError, Parser
+from flake8_hermetic.collect import Interrupted, ScanError
+from flake8_hermetic.settings import ConfigError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="flake8-hermetic",
+        description="Test-suite hazards through flake8, and the ratchet baseline that lets a legacy suite adopt them.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command_name", metavar="COMMAND", required=True)
+    check.add_parser(commands)
+    baseline.add_parser(commands)
+    docs.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except (BaselineError, ScanError, CommandError) as exc:
+        print(exc, file=sys.stderr)
+    except ConfigError as exc:
+        print(f"flake8-hermetic: {exc}", file=sys.stderr)
+    except (KeyboardInterrupt, Interrupted):
+        print("flake8-hermetic: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader (| head) went away. Point stdout at nothing so the
+        # interpreter's final flush does not complain about it too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

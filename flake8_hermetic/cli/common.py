@@ -1,0 +1,124 @@
+"""What every command shares: the one-line errors, the scan, paths as shown."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from flake8_hermetic.baseline import ratchet
+from flake8_hermetic.baseline.format import Entry, read_text, render, write_atomic
+from flake8_hermetic.collect import Found, Scan, prepare
+from flake8_hermetic.settings import Settings
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors are one line and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class CommandError(Exception):
+    """A command cannot do its job; ``str()`` is the one line to show."""
+
+
+def shown(path: str) -> str:
+    """A path as the user would type it: relative when under the CWD."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def project_rules(settings: Settings) -> dict[str, tuple[str, str]]:
+    """The project's pattern rules (HRM8xx) as ``code -> (summary, page)``.
+
+    The one place ``rules``, ``explain`` and SARIF's rule help learn about
+    the rules a project declares in its ``--hermetic-rules`` file
+    (:mod:`flake8_hermetic.patterns`).
+    """
+    if not settings.rules_path:
+        return {}
+    from flake8_hermetic.patterns import load_pattern_rules
+
+    pages = {}
+    for rule in load_pattern_rules(settings.rules_path).rules:
+        files = ", ".join(f"`{glob}`" for glob in rule.files) if rule.files else "the test files"
+        source = f"{shown(settings.rules_path)}:{rule.line}" if rule.line else shown(settings.rules_path)
+        page = f"# {rule.code}: {rule.summary()}\n\n## What it does\nA project pattern rule declared in `{source}`"
+        page += f", checked in {files}.\n"
+        if rule.note:
+            page += f"\n{rule.note}\n"
+        page += f"\n## Message\n`{rule.code} {rule.message}`\n"
+        pages[rule.code] = (rule.summary(), page)
+    return pages
+
+
+def prepare_scan(args: argparse.Namespace) -> Scan:
+    return prepare(getattr(args, "paths", []), config=args.config, jobs=getattr(args, "jobs", None),
+                   baseline=args.baseline)
+
+
+def judged(result: Scan, visible_only: bool) -> dict[str, ratchet.Judged[Found]]:
+    """The linted files, with every violation the plugin found (as it
+    matches them) or only those flake8 would show (what regenerate writes)."""
+    return {
+        path: ratchet.Judged(
+            [f for f in linted.violations if result.visible(f)] if visible_only else linted.violations,
+            linted.codes,
+        )
+        for path, linted in result.files.items()
+    }
+
+
+def exists_under(directory: str) -> Callable[[str], bool]:
+    return lambda path: os.path.exists(os.path.join(directory, path))
+
+
+def warn_unlinted(result: Scan) -> None:
+    for problem in result.problems:
+        print(
+            f"{problem.filename}:{problem.line}:{problem.col}: {problem.text} "
+            "(not linted: its baseline entries are kept)",
+            file=sys.stderr,
+        )
+
+
+def print_changes(old: Sequence[Entry], new: Sequence[Entry]) -> None:
+    changed = ratchet.changes(old, new)
+    if not changed:
+        print("no changes")
+    for code, (added, removed) in changed.items():
+        print(f"{code} +{added} -{removed}")
+
+
+def write_baseline(path: str, header: Sequence[str], entries: Sequence[Entry]) -> bool:
+    """Write the baseline if its text changes; True if it did."""
+    text = render(header, entries)
+    if read_text(path) == text:
+        return False
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise CommandError(f"flake8-hermetic: cannot write {shown(path)}: {exc.strerror}") from None
+    return True
+
+
+# -- the options several commands take ------------------------------------------------
+
+def config_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="flake8 config file (default: the one flake8 finds)")
+    parser.add_argument(
+        "--baseline", metavar="FILE",
+        help="baseline file (default: --hermetic-baseline, else hermetic-baseline.txt next to the flake8 config)",
+    )
+
+
+def lint_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: flake8's)")
+    parser.add_argument("-j", "--jobs", metavar="N", help="processes for flake8's checks (flake8's --jobs)")
+    config_options(parser)
