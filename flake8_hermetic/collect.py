@@ -35,6 +35,7 @@ from flake8.violation import Violation as Flake8Violation
 from flake8_hermetic.baseline.format import entry_path
 from flake8_hermetic.checker import CONTEXT_SEPARATOR, LINTED_MARKER, STALE_CODE, HermeticChecker, file_role
 from flake8_hermetic.project import Role
+from flake8_hermetic.selection import table_arguments
 from flake8_hermetic.settings import BASELINE_NAME, Settings
 
 PREFIX = "HRM"
@@ -167,13 +168,17 @@ class Scan:
         return Found(linted.filename, linted.path, 1, 1, STALE_CODE, message, physical_line=linted.first_line)
 
 
-def flake8_arguments(paths: Sequence[str], config: str | None = None, jobs: str | None = None) -> list[str]:
-    """The flake8 command line of a scan."""
+def flake8_arguments(
+    paths: Sequence[str], config: str | None = None, jobs: str | None = None, extra: Sequence[str] = (),
+) -> list[str]:
+    """The flake8 command line of a scan; ``extra`` are flake8 options the
+    command passes on (``--select=...``, ``--show-source``)."""
     argv = ["--hermetic-emit-context"]
     if config:
         argv += ["--config", config]
     if jobs:
         argv += ["--jobs", jobs]
+    argv += extra
     return [*argv, "--", *paths] if paths else argv
 
 
@@ -226,6 +231,11 @@ def configure(argv: Sequence[str]) -> tuple[list[str], argparse.Namespace, Check
     argv = list(argv)
     with _one_line_errors():
         plugins, options = parse_args(argv)
+        extra = table_arguments(argv)  # [tool.flake8-hermetic]'s select, exclude, ...
+        if extra:
+            split = argv.index("--") if "--" in argv else len(argv)
+            argv[split:split] = extra
+            plugins, options = parse_args(argv)
         extra = selection_arguments(options)
         if extra:
             split = argv.index("--") if "--" in argv else len(argv)
@@ -257,11 +267,12 @@ def prepare(
     config: str | None = None,
     jobs: str | None = None,
     baseline: str | None = None,
+    extra: Sequence[str] = (),
 ) -> Scan:
     """Resolve flake8's options and config for a run on ``paths`` (flake8's
     default: ``.``): where the baseline is, which codes are enabled. The
     checks run on :meth:`Scan.run`, so a broken baseline can be refused first."""
-    argv, options, checkers = configure(flake8_arguments(paths, config, jobs))
+    argv, options, checkers = configure(flake8_arguments(paths, config, jobs, extra))
     settings = current_settings()
     guide = StyleGuideManager(options, _Silent(options))
     return Scan(options, settings, baseline_location(settings, baseline), guide, argv, checkers)

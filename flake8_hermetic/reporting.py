@@ -1,5 +1,6 @@
-"""The output formats of ``flake8-hermetic check``: flake8's default lines,
-GitHub Actions workflow commands, and SARIF 2.1.0.
+"""The output formats of ``flake8-hermetic check``: flake8's default lines
+(with flake8's colours, ``--show-source`` and ``--statistics``), GitHub
+Actions workflow commands, SARIF 2.1.0, and a JSON array.
 
 Rule help (SARIF's ``rules``) comes from the same pages as ``explain`` and
 ``docs/rules/``, so the three cannot drift apart.
@@ -11,14 +12,16 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from flake8.formatting.default import COLORS, COLORS_OFF, Default
 
 from flake8_hermetic import __version__
 from flake8_hermetic.collect import Found
 from flake8_hermetic.testfiles import to_posix
 
-FORMATS = ("default", "github", "sarif")
+FORMATS = ("default", "github", "sarif", "json")
 HOME_PAGE = "https://github.com/flake8-hermetic/flake8-hermetic"
 DOCS_PAGE = HOME_PAGE + "/blob/main/docs/rules/{code}.md"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -43,6 +46,8 @@ class Report:
     new: list[Found]
     stale: list[Found]
     baselined: int
+    #: the baselined findings flake8 would show (select, per-file-ignores, noqa)
+    accepted: list[Found] = field(default_factory=list)
 
     def findings(self) -> list[Found]:
         return sorted(self.new + self.stale, key=lambda f: (f.filename, f.line, f.col, f.code))
@@ -51,10 +56,67 @@ class Report:
         return f"{len(self.new)} new, {self.baselined} baselined, {len(self.stale)} stale"
 
 
-def default(report: Report) -> str:
-    """flake8's own line format, then the summary."""
-    lines = [f"{f.filename}:{f.line}:{f.col}: {f.text}" for f in report.findings()]
+def default(report: Report, *, color: bool = False, show_source: bool = False, statistics: bool = False) -> str:
+    """flake8's own line format (and colours, and ``--show-source``'s caret
+    line), then ``--statistics``, then the summary."""
+    lines = []
+    for found in report.findings():
+        lines.append(Default.error_format % {
+            "code": found.code, "text": found.message, "path": found.filename, "row": found.line,
+            "col": found.col, **(COLORS if color else COLORS_OFF),
+        })
+        if show_source and found.physical_line is not None:
+            lines.append(source_lines(found))
+    if statistics:
+        lines.extend(statistics_lines(report.findings()))
     return "\n".join([*lines, report.summary()]) + "\n"
+
+
+def source_lines(found: Found) -> str:
+    """flake8's ``--show-source``: the line, and a caret under the column
+    (the line's own tabs kept, so the caret lines up)."""
+    line = found.physical_line or ""
+    indent = "".join(c if c.isspace() else " " for c in line[: found.col - 1])
+    return f"{line.rstrip(chr(10)).rstrip(chr(13))}\n{indent}^"
+
+
+def statistics_lines(findings: Sequence[Found]) -> list[str]:
+    """flake8's ``--statistics``: per code, ``COUNT CODE MESSAGE`` with the
+    first finding's message, codes in order."""
+    first: dict[str, Found] = {}
+    counts: dict[str, int] = {}
+    for found in sorted(findings, key=lambda f: (f.filename, f.line, f.col)):
+        first.setdefault(found.code, found)
+        counts[found.code] = counts.get(found.code, 0) + 1
+    return [f"{counts[code]:<5} {code} {first[code].message}" for code in sorted(counts)]
+
+
+def json_findings(report: Report) -> str:
+    """One JSON array, an object per finding: new, baselined and stale.
+
+    The schema is documented in docs/ci.md: ``path`` (from the project
+    root, ``/``-separated, as in the baseline), ``line``, ``column`` (from
+    1), ``code``, ``message``, ``node_id`` (the baseline's ``where``),
+    ``status`` (``"new"``, ``"baselined"`` or ``"stale"``) and
+    ``baselined`` (``status == "baselined"``).
+    """
+    rows = [(f, "new") for f in report.new] + [(f, "baselined") for f in report.accepted]
+    rows += [(f, "stale") for f in report.stale]
+    rows.sort(key=lambda row: (row[0].path, row[0].line, row[0].col, row[0].code, row[1]))
+    objects = []
+    for found, status in rows:
+        path = to_posix(found.path)
+        objects.append({
+            "path": path,
+            "line": found.line,
+            "column": found.col,
+            "code": found.code,
+            "message": found.message,
+            "node_id": f"{path}::{found.scope}" if found.scope else path,
+            "status": status,
+            "baselined": status == "baselined",
+        })
+    return json.dumps(objects, indent=2, ensure_ascii=False) + "\n"
 
 
 def _escape_data(text: str) -> str:

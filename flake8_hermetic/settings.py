@@ -50,6 +50,10 @@ GLOBAL_OPTIONS_LAST = (
     OptionSpec("rules", "path", None, "YAML file of project pattern rules (HRM8xx)."),
 )
 GLOBAL_NAMES = frozenset(spec.name for spec in (*GLOBAL_OPTIONS_FIRST, *GLOBAL_OPTIONS_LAST))
+#: flake8's own options the table may also set: the pack's commands hand
+#: them to flake8 (:mod:`flake8_hermetic.selection`); plain flake8 never
+#: reads pyproject.toml, so the plugin leaves them alone.
+FLAKE8_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "exclude", "extend-exclude")
 
 
 @lru_cache(maxsize=None)
@@ -352,13 +356,13 @@ _VALIDATORS: dict[str, Callable[[Any, Callable[[], str], OptionSpec], Any]] = {
 
 
 def _check_table_keys(table: dict[str, Any], pyproject: str | None, specs: Sequence[OptionSpec]) -> None:
-    known = {spec.name for spec in specs} | {"hermetic-" + spec.name for spec in specs}
+    known = {spec.name for spec in specs} | {"hermetic-" + spec.name for spec in specs} | set(FLAKE8_KEYS)
     for key in table:
         if key not in known:
             assert pyproject is not None
             raise ConfigError(
                 f"{_table_line(pyproject, key)}: [tool.{PYPROJECT_TABLE}]: unknown key {key!r} "
-                f"(known: {', '.join(spec.name for spec in specs)})"
+                f"(known: {', '.join([*(spec.name for spec in specs), *FLAKE8_KEYS])})"
             )
 
 

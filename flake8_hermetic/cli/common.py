@@ -10,6 +10,7 @@ from typing import NoReturn
 
 from flake8_hermetic.baseline import ratchet
 from flake8_hermetic.baseline.format import Entry, read_text, render, write_atomic
+from flake8_hermetic import selection
 from flake8_hermetic.collect import Found, Scan, prepare
 from flake8_hermetic.settings import Settings
 
@@ -58,9 +59,12 @@ def project_rules(settings: Settings) -> dict[str, tuple[str, str]]:
     return pages
 
 
-def prepare_scan(args: argparse.Namespace) -> Scan:
+def prepare_scan(args: argparse.Namespace, extra: Sequence[str] = ()) -> Scan:
+    """flake8's options for the command's paths, its selection flags (if it
+    takes them) and ``extra`` flake8 arguments."""
+    flags = selection.command_line_arguments(args) if hasattr(args, "select") else []
     return prepare(getattr(args, "paths", []), config=args.config, jobs=getattr(args, "jobs", None),
-                   baseline=args.baseline)
+                   baseline=args.baseline, extra=[*flags, *extra])
 
 
 def judged(result: Scan, visible_only: bool) -> dict[str, ratchet.Judged[Found]]:
@@ -122,3 +126,4 @@ def lint_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: flake8's)")
     parser.add_argument("-j", "--jobs", metavar="N", help="processes for flake8's checks (flake8's --jobs)")
     config_options(parser)
+    selection.add_options(parser)
