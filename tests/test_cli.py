@@ -498,7 +498,7 @@ def test_ctrl_c_during_regenerate_leaves_the_old_file_whole_and_no_temporary(pro
 # -- rules and explain -------------------------------------------------------------------
 
 def test_rules_lists_every_rule_with_its_default(tmp_path: Path) -> None:
-    result = hermetic(["rules"], cwd=tmp_path)
+    result = hermetic(["rules", "--format", "markdown"], cwd=tmp_path)
     assert result.returncode == 0
     defaults = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[-1] for line in result.stdout.splitlines()[2:]}
     expected = {code: "on |" if rule.default_on else "off |" for code, rule in all_rules().items()}
@@ -510,13 +510,13 @@ def test_rules_lists_every_rule_with_its_default(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("spelling", [pytest.param("HRM105", id="upper"), pytest.param("hrm105", id="lower")])
 def test_explain_prints_the_rule_page(tmp_path: Path, spelling: str) -> None:
-    result = hermetic(["explain", spelling], cwd=tmp_path)
+    result = hermetic(["explain", spelling, "--format", "markdown"], cwd=tmp_path)
     assert result.returncode == 0
     assert result.stdout == ruledocs.pages()["HRM105"]
 
 
 def test_explain_prints_a_runtime_guard_page(tmp_path: Path) -> None:
-    result = hermetic(["explain", "HRM603"], cwd=tmp_path)
+    result = hermetic(["explain", "HRM603", "--format", "markdown"], cwd=tmp_path)
     assert result.returncode == 0
     assert result.stdout == ruledocs.pages()["HRM603"]
     assert "## Prevented statically by\n[HRM105](HRM105.md)" in result.stdout
@@ -554,12 +554,12 @@ def pattern_project(project: Path) -> Path:
 
 
 def test_rules_and_explain_include_the_project_pattern_rules(pattern_project: Path) -> None:
-    rows = hermetic(["rules"], cwd=pattern_project).stdout.splitlines()
+    rows = hermetic(["rules", "--format", "markdown"], cwd=pattern_project).stdout.splitlines()
     assert rows[-2:] == [
         "| HRM801 | os.kill(pid, 0) is no liveness probe; use pid_exists() | on |",
         "| HRM900 | a stale baseline entry: the debt was paid, delete the line | on |",
     ]
-    page = hermetic(["explain", "HRM801"], cwd=pattern_project)
+    page = hermetic(["explain", "HRM801", "--format", "markdown"], cwd=pattern_project)
     assert page.returncode == 0
     assert page.stdout.startswith("# HRM801: os.kill(pid, 0) is no liveness probe; use pid_exists()\n")
     assert "`rules.yml:2`" in page.stdout

@@ -188,7 +188,7 @@ def test_baseline_accepts_pattern_violations_and_judges_only_rules_that_ran(tmp_
 def test_pattern_rules_are_on_without_select_and_listed_by_the_rules_command(project: Path) -> None:
     result = flake8(["--hermetic-no-baseline", "src"], cwd=project)
     assert [code for _, _, code in codes_by_line(result.stdout)] == ["HRM803", "HRM803"]
-    listing = hermetic(["rules"], cwd=project)
+    listing = hermetic(["rules", "--format", "markdown"], cwd=project)
     assert listing.returncode == 0, listing.stderr
     rows = [line for line in listing.stdout.splitlines() if line.startswith("| HRM8")]
     assert [row.split("|")[1].strip() for row in rows] == ["HRM801", "HRM802", "HRM803", "HRM804", "HRM805"]

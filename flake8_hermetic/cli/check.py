@@ -126,7 +126,8 @@ def add_parser(commands: Any) -> None:
                         help="negate --show-source (also a show-source = true in the flake8 config)")
     output.add_argument("--statistics", action="store_true", help="count the findings per code (COUNT CODE MESSAGE)")
     output.add_argument("--count", action="store_true", help="print the number of findings last")
-    output.add_argument("--output-file", metavar="FILE", help="write the report to FILE (replaced whole) instead of stdout")
+    output.add_argument("--output-file", metavar="FILE",
+                        help="write the report to FILE (replaced whole) instead of stdout")
     output.add_argument("--color", choices=terminal.COLOR_CHOICES,
                         help="colour the default format: auto (a terminal, unless NO_COLOR is set), always, never")
     check.set_defaults(handler=command_check)

@@ -52,7 +52,7 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "markdown"), default="text",
                         help="text for a terminal (default), or the raw markdown")
     parser.add_argument("--color", choices=terminal.COLOR_CHOICES, default="auto",
-                        help="bold headings and coloured code: auto (a terminal, unless NO_COLOR is set), always, never")
+                        help="bold headings, coloured code: auto (a terminal, unless NO_COLOR is set), always, never")
 
 
 def add_parser(commands: Any) -> None:
