@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import TIMEOUT, child_env, codes_by_line, flake8, hermetic, write_tree
+from tests.helpers import REPO, TIMEOUT, child_env, codes_by_line, flake8, hermetic, write_tree
 
 LEGACY = """\
     import os
@@ -260,6 +260,9 @@ def test_json_lists_new_baselined_and_stale_findings(half_baselined: Path) -> No
     assert set(findings[4]) == {"path", "line", "column", "code", "message", "node_id", "status", "baselined"}
     assert (findings[4]["column"], findings[4]["message"].split()[0]) == (5, "time.sleep()")
     assert "the debt was paid" in findings[0]["message"]
+    # the schema docs/ci.md shows is the one written
+    documented = (REPO / "docs" / "ci.md").read_text(encoding="utf-8").split("```json\n", 1)[1].split("```", 1)[0]
+    assert [set(item) for item in json.loads(documented)] == [set(findings[0])]
 
 
 def test_json_to_an_output_file_parses_and_an_empty_run_is_an_empty_array(project: Path) -> None:
