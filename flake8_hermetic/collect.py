@@ -230,12 +230,11 @@ def configure(argv: Sequence[str]) -> tuple[list[str], argparse.Namespace, Check
     """Parse flake8's options and config; the final argv, options, and the pack's checker."""
     argv = list(argv)
     with _one_line_errors():
-        plugins, options = parse_args(argv)
         extra = table_arguments(argv)  # [tool.flake8-hermetic]'s select, exclude, ...
         if extra:
             split = argv.index("--") if "--" in argv else len(argv)
             argv[split:split] = extra
-            plugins, options = parse_args(argv)
+        plugins, options = parse_args(argv)
         extra = selection_arguments(options)
         if extra:
             split = argv.index("--") if "--" in argv else len(argv)
