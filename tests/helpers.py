@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import ast
 import os
+import select
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +107,43 @@ def call_of(source: str) -> ast.Call:
     node = ast.parse(source, mode="eval").body
     assert isinstance(node, ast.Call)
     return node
+
+
+def on_a_terminal(args: list[str], cwd: Path, **environment: str) -> str:
+    """Run the CLI with its stdout on a pseudo-terminal; what it printed there."""
+    home = cwd / ".home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in child_env(home).items() if k != "NO_COLOR"}
+    env.update(environment)
+    controller, terminal = os.openpty()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "flake8_hermetic", *args], cwd=cwd, env=env,
+            stdin=subprocess.DEVNULL, stdout=terminal, stderr=subprocess.DEVNULL,
+        )
+    finally:
+        os.close(terminal)
+    output = bytearray()
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            output += chunk
+        child.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        os.close(controller)
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=TIMEOUT)
+    return output.decode("utf-8").replace("\r\n", "\n")
+
+
+needs_pty = pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals on this OS")

@@ -9,16 +9,11 @@ mean there.
 from __future__ import annotations
 
 import json
-import os
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, TIMEOUT, child_env, codes_by_line, flake8, hermetic, write_tree
+from tests.helpers import REPO, codes_by_line, flake8, hermetic, needs_pty, on_a_terminal, write_tree
 
 LEGACY = """\
     import os
@@ -286,46 +281,6 @@ def test_no_baseline_reports_every_violation(half_baselined: Path) -> None:
 
 BOLD_PATH = "\x1b[1mtests/test_sleepy.py\x1b[m"
 RED_CODE = "\x1b[1m\x1b[31mHRM201\x1b[m"
-
-
-def on_a_terminal(args: list[str], cwd: Path, **environment: str) -> str:
-    """Run the CLI with its stdout on a pseudo-terminal; what it printed there."""
-    home = cwd / ".home"
-    home.mkdir(exist_ok=True)
-    env = {k: v for k, v in child_env(home).items() if k != "NO_COLOR"}
-    env.update(environment)
-    controller, terminal = os.openpty()
-    try:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "flake8_hermetic", *args], cwd=cwd, env=env,
-            stdin=subprocess.DEVNULL, stdout=terminal, stderr=subprocess.DEVNULL,
-        )
-    finally:
-        os.close(terminal)
-    output = bytearray()
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([controller], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                break
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            output += chunk
-        child.wait(timeout=max(1.0, deadline - time.monotonic()))
-    finally:
-        os.close(controller)
-        if child.poll() is None:
-            child.kill()
-            child.wait(timeout=TIMEOUT)
-    return output.decode("utf-8").replace("\r\n", "\n")
-
-
-needs_pty = pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals on this OS")
 
 
 @needs_pty

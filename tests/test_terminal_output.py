@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from flake8_hermetic import ruledocs, terminal
-from tests.helpers import hermetic
-from tests.test_check_flags import needs_pty, on_a_terminal
+from tests.helpers import hermetic, needs_pty, on_a_terminal
 
 BOLD_UNDERLINE = "\x1b[1m\x1b[4m"
 
