@@ -164,8 +164,9 @@ class Scan:
             found.code, found.filename, found.line, found.col - 1, found.message, found.physical_line,
         ))
 
-    def stale_report(self, linted: LintedFile, message: str) -> Found:
-        return Found(linted.filename, linted.path, 1, 1, STALE_CODE, message, physical_line=linted.first_line)
+    def stale_report(self, linted: LintedFile, message: str, scope: str = "") -> Found:
+        """HRM900 for a stale entry; ``scope``: the entry's (its node id, in ``--format json``)."""
+        return Found(linted.filename, linted.path, 1, 1, STALE_CODE, message, scope, physical_line=linted.first_line)
 
 
 def flake8_arguments(

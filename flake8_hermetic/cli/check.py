@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections import Counter
 from typing import Any
@@ -40,9 +39,9 @@ def check_report(result: Scan, baseline: Baseline) -> reporting.Report:
                 accepted.append(found)
         if STALE_CODE in result.enabled:
             for entry in sorted(stale_entries):
-                report = result.stale_report(linted, stale_message(entry))
+                report = result.stale_report(linted, stale_message(entry), entry.scope)
                 if result.visible(report):
-                    stale.append(dataclasses.replace(report, scope=entry.scope))
+                    stale.append(report)
     return reporting.Report(new + result.problems, stale, baselined, accepted)
 
 
