@@ -94,25 +94,31 @@ def _per_file(value: Any, where: Where, key: str, base: str) -> str:
     """``{glob = [codes]}`` (or ``{glob = "E1,E2"}``), or flake8's own
     ``"glob:codes glob:codes"`` string: flake8's string, checked."""
     if isinstance(value, dict):
-        parts = []
+        mapping = []
         for glob, codes in value.items():
             if not glob.strip() or any(c.isspace() or c in ",:" for c in glob):
                 raise ConfigError(f"{where()}: {key}: {glob!r}: a pattern may not be empty or hold spaces, ',' or ':'")
-            parts.append(f"{_relative(glob, base)}:{','.join(_codes(codes, where, f'{key}: {glob}'))}")
-        return " ".join(parts)
-    if not isinstance(value, str):
+            mapping.append((glob, _codes(codes, where, f"{key}: {glob}")))
+    elif isinstance(value, str):
+        try:
+            mapping = parse_files_to_codes_mapping(value)
+        except Exception:  # flake8's ExecutionError: a message of several lines
+            raise ConfigError(
+                f"{where()}: {key}: expected 'pattern:codes' pairs (like 'tests/*.py:HRM105,E501'), got {value!r}"
+            ) from None
+        for glob, codes in mapping:
+            _codes(codes, where, f"{key}: {glob}")
+    else:
         raise ConfigError(f"{where()}: {key}: expected a table of pattern = [codes] or flake8's string, got {value!r}")
+    wanted = [(_relative(glob, base), codes) for glob, codes in mapping if codes]
+    text = " ".join(f"{glob}:{','.join(codes)}" for glob, codes in wanted)
     try:
-        mapping = parse_files_to_codes_mapping(value)
-    except Exception:  # flake8's ExecutionError: a message of several lines
-        raise ConfigError(
-            f"{where()}: {key}: expected 'pattern:codes' pairs (like 'tests/*.py:HRM105,E501'), got {value!r}"
-        ) from None
-    parts = []
-    for glob, codes in mapping:
-        _codes(codes, where, f"{key}: {glob}")
-        parts.append(f"{_relative(glob, base)}:{','.join(codes)}")
-    return " ".join(parts)
+        read_back = parse_files_to_codes_mapping(text)
+    except Exception:
+        read_back = None
+    if read_back != wanted:  # a pattern flake8 would read otherwise (as a code, say)
+        raise ConfigError(f"{where()}: {key}: flake8 cannot read these patterns back: {value!r}")
+    return text
 
 
 def _argument(key: str, value: Any, where: Where, base: str) -> str:

@@ -12,6 +12,13 @@ import json
 from pathlib import Path
 
 import pytest
+from flake8.defaults import VALID_CODE_PREFIX
+from flake8.utils import parse_comma_separated_list, parse_files_to_codes_mapping
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flake8_hermetic import selection
+from flake8_hermetic.options import ConfigError
 
 from tests.helpers import REPO, codes_by_line, flake8, hermetic, needs_pty, on_a_terminal, write_tree
 
@@ -182,6 +189,44 @@ def test_a_bad_table_value_is_one_line_naming_its_line(project: Path, table: str
     assert (result.returncode, result.stdout) == (2, "")
     [line] = result.stderr.splitlines()
     assert expected in line
+
+
+CODE_LIKE = st.from_regex(r"[A-Z]{1,3}[0-9]{0,3}", fullmatch=True)
+WORDS = st.one_of(
+    st.text(max_size=10), CODE_LIKE,
+    st.sampled_from(["tests/*.py", "conftest.py", "../x", "a b", "x:y", "E1,E2", "ABC", "t.py:E1 u.py:W2"]),
+)
+TABLE_VALUES = st.one_of(
+    WORDS, st.lists(WORDS, max_size=4), st.integers(), st.booleans(),
+    st.dictionaries(WORDS, st.one_of(WORDS, st.lists(st.one_of(CODE_LIKE, WORDS), max_size=3)), max_size=3),
+)
+
+
+def argument_or_error(key: str, value: object) -> tuple[str, str]:
+    """The flake8 argument a table value becomes, or the one-line error it gives."""
+    try:
+        return selection._argument(key, value, lambda: "pyproject.toml:3", str(REPO)), ""
+    except ConfigError as exc:
+        return "", str(exc)
+
+
+def codes_handed_on(key: str, argument: str) -> list[str]:
+    """The codes flake8 reads from the argument, as it parses them."""
+    text = argument.partition("=")[2]
+    if key == "per-file-ignores":
+        return [code for _, group in parse_files_to_codes_mapping(text) for code in group]
+    return parse_comma_separated_list(text) if key in selection.CODE_KEYS else []
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(key=st.sampled_from(selection.FLAKE8_KEYS), value=TABLE_VALUES)
+def test_any_table_value_is_an_argument_flake8_reads_or_one_line(key: str, value: object) -> None:
+    argument, error = argument_or_error(key, value)
+    assert bool(argument) != bool(error)
+    assert error.startswith(f"pyproject.toml:3: {key}") if error else argument.startswith(f"--{key}=")
+    assert "\n" not in error
+    # what is handed to flake8 reads back as flake8 codes: nothing it would refuse, or match nothing with
+    assert all(VALID_CODE_PREFIX.match(code) for code in codes_handed_on(key, argument))
 
 
 # -- output flags ---------------------------------------------------------------------------
