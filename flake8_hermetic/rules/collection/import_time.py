@@ -33,11 +33,14 @@ class CollectionTime:
     share one per file (see :func:`collection_time`).
     """
 
-    __slots__ = ("ctx", "_known")
+    __slots__ = ("ctx", "_known", "_bodies")
 
     def __init__(self, module: ast.AST, ctx: Context) -> None:
         self.ctx = ctx
         self._known: dict[int, tuple[bool, bool]] = {}
+        #: per def or ``if`` (by id): the ids of its body's statements, so a
+        #: step asks a set, not the whole body (a 150,000-statement test)
+        self._bodies: dict[int, frozenset[int]] = {}
 
     def of(self, node: ast.AST) -> tuple[bool, bool]:
         """(runs at import time, inside parametrize arguments)."""
@@ -64,18 +67,24 @@ class CollectionTime:
     def _step(self, parent: ast.AST, child: ast.AST, state: tuple[bool, bool]) -> tuple[bool, bool]:
         runs, in_parametrize = state
         if isinstance(parent, DEF_TYPES):
-            if any(stmt is child for stmt in parent.body):
+            if self._in_body(parent, child):
                 return False, False
         elif isinstance(parent, ast.Lambda):
             if child is parent.body:
                 return False, False
         elif isinstance(parent, ast.If):
-            if _is_dead_guard(parent.test) and any(stmt is child for stmt in parent.body):
+            if _is_dead_guard(parent.test) and self._in_body(parent, child):
                 return False, False
         elif isinstance(parent, ast.Call) and child is not parent.func and not in_parametrize:
             if self.ctx.call_name(parent) == PARAMETRIZE:
                 return (True, True) if runs else (False, True)
         return state  # the same tuple: no new object per node
+
+    def _in_body(self, parent: ast.AST, child: ast.AST) -> bool:
+        body = self._bodies.get(id(parent))
+        if body is None:
+            body = self._bodies[id(parent)] = frozenset(map(id, parent.body))  # type: ignore[attr-defined]
+        return id(child) in body
 
 
 def collection_time(ctx: Context) -> CollectionTime:

@@ -22,11 +22,33 @@ def path_to(ctx: Context, node: ast.AST) -> list[ast.AST]:
     return [*ctx.parents, node]
 
 
-def later_statements(ctx: Context, node: ast.AST) -> Iterator[tuple[ast.stmt, bool]]:
-    """The statements that run after ``node``'s statement in its function,
-    innermost block first, as (statement, encloses node) pairs: the later
-    siblings at each level, and each enclosing ``try`` (whose ``finally``
-    runs after it)."""
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _block_positions(holder: ast.AST, ctx: Context) -> dict[int, tuple[list[ast.stmt], int]]:
+    """Each statement directly in one of ``holder``'s blocks (by id): that
+    block and its index there. Listed once per holder and file, so finding a
+    statement's later siblings costs no scan of a long block."""
+    positions: dict[int, tuple[list[ast.stmt], int]] = {}
+    for field in _BLOCK_FIELDS:
+        siblings = getattr(holder, field, None)
+        if isinstance(siblings, list):
+            for index, stmt in enumerate(siblings):
+                positions.setdefault(id(stmt), (siblings, index))
+    return positions
+
+
+def block_of(ctx: Context, holder: ast.AST, stmt: ast.AST) -> list[ast.stmt] | None:
+    """The block of ``holder`` (its body, ``orelse``, ``finalbody``,
+    ``handlers`` or ``cases``) that holds ``stmt``, or None."""
+    found = ctx.per_function(holder, _block_positions, names=False).get(id(stmt))
+    return found[0] if found is not None else None
+
+
+def later_blocks(ctx: Context, node: ast.AST) -> Iterator[tuple[list[ast.stmt], int, ast.AST]]:
+    """Per block around ``node``'s statement in its function, innermost
+    first: (the block, the index after the statement at that level, the
+    block's holder); the block is empty when the statement is in no list."""
     chain = path_to(ctx, node)
     for position in range(len(chain) - 1, 0, -1):
         stmt = chain[position]
@@ -35,15 +57,24 @@ def later_statements(ctx: Context, node: ast.AST) -> Iterator[tuple[ast.stmt, bo
             return
         if not isinstance(stmt, ast.stmt):
             continue
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            siblings = getattr(holder, field, None)
-            if isinstance(siblings, list) and any(s is stmt for s in siblings):
-                index = next(i for i, s in enumerate(siblings) if s is stmt)
-                for later in siblings[index + 1:]:
-                    yield later, False
-                break
-        if isinstance(holder, ast.Try) or type(holder).__name__ == "TryStar":
+        siblings, index = ctx.per_function(holder, _block_positions, names=False).get(id(stmt), ([], -1))
+        yield siblings, index + 1, holder
+
+
+def later_statements(ctx: Context, node: ast.AST) -> Iterator[tuple[ast.stmt, bool]]:
+    """The statements that run after ``node``'s statement in its function,
+    innermost block first, as (statement, encloses node) pairs: the later
+    siblings at each level, and each enclosing ``try`` (whose ``finally``
+    runs after it)."""
+    for siblings, start, holder in later_blocks(ctx, node):
+        for later in siblings[start:]:
+            yield later, False
+        if is_try(holder):
             yield holder, True  # type: ignore[misc]
+
+
+def is_try(node: ast.AST) -> bool:
+    return isinstance(node, ast.Try) or type(node).__name__ == "TryStar"
 
 
 def _fails(stmt: ast.stmt) -> bool:

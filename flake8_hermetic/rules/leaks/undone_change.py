@@ -11,12 +11,28 @@ from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode, NEW_FRAMES
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.leaks.flow import expects_failure, later_statements, path_to, under_main_guard
+from flake8_hermetic.rules.leaks.flow import block_of, expects_failure, later_blocks, path_to, under_main_guard
 from flake8_hermetic.rules.leaks.function_facts import walk_marking_nested
 from flake8_hermetic.rules.leaks.lifecycle import (
     TEARDOWNS, Pairing, is_registration, method_of, paired_body, pairing_of,
 )
 from flake8_hermetic.rules.leaks.syntax import mentions, target_names
+
+
+def _snapshots(holder: ast.AST, ctx: Context) -> dict[str, set[str]]:
+    """Every ``target = call()`` under ``holder``: target name -> the callees
+    assigned to it (listed once per holder, not once per change)."""
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(holder):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            callee = ctx.call_name(node.value)
+            if callee is None:
+                continue
+            for target in node.targets:
+                name = dotted_name(target)
+                if name is not None:
+                    found.setdefault(name, set()).add(callee)
+    return found
 
 
 def saved_from(ctx: Context, value: ast.AST, readers: frozenset[str]) -> bool:
@@ -32,15 +48,7 @@ def saved_from(ctx: Context, value: ast.AST, readers: frozenset[str]) -> bool:
         holder = class_scope.node if class_scope is not None else None
     if holder is None:
         return False
-    for node in ast.walk(holder):
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Call)
-            and ctx.call_name(node.value) in readers
-            and any(dotted_name(t) == target for t in node.targets)
-        ):
-            return True
-    return False
+    return not readers.isdisjoint(ctx.per_function(holder, _snapshots).get(target, ()))
 
 
 FORKS = frozenset({"os.fork", "os.forkpty"})
@@ -113,6 +121,9 @@ class UndoneChangeRule(Rule):
         # changes would otherwise be walked once per change
         self._undoing_registrations: dict[int, list[int]] = {}
         self._changed_after_yield: dict[int, bool] = {}
+        #: per block (by id and name-binding state, the block kept beside it): index -> the first statement from there on
+        #: that does not set up a change (see _first_not_set_up)
+        self._kept: dict[tuple[int, int], tuple[list[ast.stmt], dict[int, int]]] = {}
 
     # what the subclass says about its state
     def changes(self, node: ast.AST) -> bool:
@@ -261,10 +272,10 @@ class UndoneChangeRule(Rule):
             if not isinstance(holder, ast.Try) and type(holder).__name__ != "TryStar":
                 continue
             final = holder.finalbody  # type: ignore[attr-defined]
-            if any(s is child for s in final):
+            block = block_of(self.ctx, holder, child)
+            if block is final:
                 return self.puts_back(node)
-            guarded = [*holder.body, *holder.handlers, *holder.orelse]  # type: ignore[attr-defined]
-            if any(s is child for s in guarded) and any(self.changes(s) for s in final):
+            if block is not None and any(self.changes(s) for s in final):
                 return True
         return False
 
@@ -290,10 +301,30 @@ class UndoneChangeRule(Rule):
                 break
             if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.If)):
                 node = ancestor
-        for stmt, encloses in later_statements(self.ctx, node):
-            if not encloses and not self._sets_up(stmt):
-                return stmt
+        for siblings, start, _ in later_blocks(self.ctx, node):
+            if start < len(siblings):
+                index = self._first_not_set_up(siblings, start)
+                if index < len(siblings):
+                    return siblings[index]
         return None
+
+    def _first_not_set_up(self, siblings: list[ast.stmt], start: int) -> int:
+        """The index of the first statement of ``siblings`` from ``start`` on
+        that is not part of setting up a change (``len`` if none). Each
+        block's answers are remembered, so a run of 8,000 changes in a row
+        is read once, not once per change."""
+        known = self._kept.setdefault((id(siblings), self.ctx.resolver.state), (siblings, {}))[1]
+        visited: list[int] = []
+        index = start
+        while index < len(siblings) and index not in known:
+            visited.append(index)
+            if not self._sets_up(siblings[index]):
+                break
+            index += 1
+        answer = known.get(index, index)
+        for seen in visited:
+            known[seen] = answer
+        return answer
 
     def _try_follows(self, node: ast.AST) -> bool:
         """The statement after the change (past the rest of the set-up) is a
