@@ -139,7 +139,7 @@ def github(report: Report) -> str:
 
 def _summary_of(page: str, fallback: str) -> str:
     first = page.lstrip().splitlines()[0] if page.strip() else ""
-    heading = re.match(r"#\s*HRM\d{3}:\s*(.+)", first)
+    heading = re.match(r"#\s*HRM[0-9]{3}:\s*(.+)", first)
     if not heading:
         return fallback
     return re.sub(r"\s*\*\(off by default.*\)\*$", "", heading.group(1)).strip()

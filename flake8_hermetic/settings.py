@@ -21,14 +21,10 @@ from functools import lru_cache
 from typing import Any
 
 from flake8_hermetic.baseline.format import BASELINE_NAME
+from flake8_hermetic import tomlfile
 from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.options import ConfigError, OptionSpec
 from flake8_hermetic.testfiles import DEFAULT_TEST_FILES, GlobMatcher
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 PYPROJECT_TABLE = "flake8-hermetic"
 
@@ -206,32 +202,14 @@ def find_pyproject(start: str) -> str | None:
 def read_pyproject_table(path: str) -> dict[str, Any]:
     """The ``[tool.flake8-hermetic]`` table, or {} when there is none."""
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+        document = tomlfile.load(path)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        # "at end of document": the last line with text, whichever TOML parser counted it
-        line = (None if "end of document" in str(exc) else getattr(exc, "lineno", None)) or _line_from_message(
-            str(exc), path
-        )
-        reason = getattr(exc, "msg", None) or re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)$", "", str(exc))
-        raise ConfigError(f"{path}:{line}: invalid TOML: {reason}") from None
     tool = document.get("tool", {})
     table = tool.get(PYPROJECT_TABLE, {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{_table_line(path, PYPROJECT_TABLE)}: [tool.{PYPROJECT_TABLE}] must be a table")
     return table
-
-
-def _line_from_message(message: str, path: str) -> int:
-    match = re.search(r"line (\d+)", message)
-    if match:
-        return int(match.group(1))
-    if "end of document" in message:
-        with open(path, "rb") as handle:
-            return max(1, handle.read().rstrip(b"\r\n").count(b"\n") + 1)
-    return 1
 
 
 def _config_key_pattern(key: str) -> re.Pattern[str]:
@@ -317,7 +295,11 @@ def _as_list(value: Any, where: Callable[[], str], spec: OptionSpec) -> tuple[st
         value = [part for part in re.split(r"[,\n]", value)]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where()}: {spec.name}: expected a list of strings, got {value!r}")
-    return tuple(v.strip() for v in value if v.strip())
+    items = tuple(v.strip() for v in value if v.strip())
+    if not items and spec.name == "test-files":
+        # nothing would be linted and every run would pass
+        raise ConfigError(f"{where()}: {spec.name}: empty; name at least one glob, or leave the option out")
+    return items
 
 
 def _as_int(value: Any, where: Callable[[], str], spec: OptionSpec) -> int:
@@ -325,7 +307,7 @@ def _as_int(value: Any, where: Callable[[], str], spec: OptionSpec) -> int:
         raise ConfigError(f"{where()}: {spec.name}: expected a whole number of bytes, got {value!r}")
     if isinstance(value, str):
         text = value.strip().replace("_", "")
-        if not text.isdigit():
+        if not (text.isascii() and text.isdigit()):  # "²" is a digit int() refuses
             raise ConfigError(f"{where()}: {spec.name}: expected a whole number of bytes, got {value!r}")
         value = int(text)
     if not isinstance(value, int) or value < 1:
@@ -344,6 +326,8 @@ def _as_flag(value: Any, where: Callable[[], str], spec: OptionSpec) -> bool:
 def _as_path(value: Any, where: Callable[[], str], spec: OptionSpec, base: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{where()}: {spec.name}: expected a file path, got {value!r}")
+    if "\0" in value:
+        raise ConfigError(f"{where()}: {spec.name}: a file path cannot hold a NUL byte, got {value!r}")
     return os.path.normpath(os.path.join(base, value.strip()))
 
 

@@ -21,7 +21,7 @@ from flake8_hermetic.testfiles import to_posix
 
 BASELINE_NAME = "hermetic-baseline.txt"  # its default name, next to the config
 ANY = "*"
-CODE_FORM = re.compile(r"^HRM\d{3}$")
+CODE_FORM = re.compile(r"HRM[0-9]{3}")  # with fullmatch: `$` would pass a trailing newline, `\d` any Unicode digit
 CONFLICT_MARKERS = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
 WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 TEMPORARY_PREFIX = ".hermetic-baseline."
@@ -138,7 +138,7 @@ def _parse_line(line: str) -> Entry:
         raise ValueError(problem)
     if separator and not all(part.strip() for part in scope.split("::")):
         raise ValueError(f"node id {where!r} has an empty part")
-    if not CODE_FORM.match(code):
+    if not CODE_FORM.fullmatch(code):
         raise ValueError(f"{code!r} is not an error code of the form HRMnnn")
     if not what.strip():
         raise ValueError("empty 'what' field (use '*' to accept any)")

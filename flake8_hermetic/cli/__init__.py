@@ -18,14 +18,17 @@ config or baseline error (one line, never a traceback), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import configparser
 import os
 import sys
 from collections.abc import Sequence
 
+from flake8.exceptions import ExecutionError
+
 from flake8_hermetic import __version__
 from flake8_hermetic.baseline.format import BaselineError
 from flake8_hermetic.cli import baseline, check, docs
-from flake8_hermetic.cli.common import CommandError, Parser
+from flake8_hermetic.cli.common import CommandError, Parser, shown
 from flake8_hermetic.collect import Interrupted, ScanError
 from flake8_hermetic.settings import ConfigError
 
@@ -45,6 +48,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def startup_error(exc: Exception) -> str:
+    """flake8's own start-up errors (a missing ``--config`` file, a config
+    it cannot parse) as one line: ``FILE:LINE: reason`` where it says where."""
+    if isinstance(exc, (configparser.DuplicateOptionError, configparser.DuplicateSectionError)):
+        what = f"option {exc.option!r} in section [{exc.section}]" if isinstance(
+            exc, configparser.DuplicateOptionError) else f"section [{exc.section}]"
+        return f"{shown(str(exc.source))}:{exc.lineno}: duplicate {what}"
+    if isinstance(exc, configparser.ParsingError) and exc.errors:
+        line, text = exc.errors[0]
+        return f"{shown(str(exc.source))}:{line}: cannot parse {text}"
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    return f"flake8-hermetic: {message[:1].lower()}{message[1:]}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -53,6 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
     except ConfigError as exc:
         print(f"flake8-hermetic: {exc}", file=sys.stderr)
+    except (ExecutionError, configparser.Error) as exc:
+        print(startup_error(exc), file=sys.stderr)
+    except (RecursionError, MemoryError) as exc:
+        # flake8's own ast.parse of a file nested too deep (its workers re-raise it here)
+        print(f"flake8-hermetic: flake8 failed with {type(exc).__name__}: a file is nested too deep to parse",
+              file=sys.stderr)
     except (KeyboardInterrupt, Interrupted):
         print("flake8-hermetic: interrupted", file=sys.stderr)
         return 130

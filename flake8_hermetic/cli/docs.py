@@ -11,7 +11,7 @@ from flake8_hermetic import ruledocs, terminal
 from flake8_hermetic.checker import STALE_CODE
 from flake8_hermetic.cli import common
 
-CODE_ARGUMENT = re.compile(r"^HRM\d{3}$", re.IGNORECASE)
+CODE_ARGUMENT = re.compile(r"HRM[0-9]{3}", re.IGNORECASE)  # used with fullmatch
 
 
 def _plain(markdown: str) -> str:
@@ -38,8 +38,8 @@ def command_rules(args: argparse.Namespace) -> int:
 
 def command_explain(args: argparse.Namespace) -> int:
     code = args.code.upper()
-    page = ruledocs.pages().get(code) if CODE_ARGUMENT.match(code) else None
-    if page is None and CODE_ARGUMENT.match(code):
+    page = ruledocs.pages().get(code) if CODE_ARGUMENT.fullmatch(code) else None
+    if page is None and CODE_ARGUMENT.fullmatch(code):
         page = common.project_rules(common.prepare_scan(args).settings).get(code, (None, None))[1]
     if page is None:
         print(f"flake8-hermetic: unknown rule code {args.code!r} (flake8-hermetic rules lists them)", file=sys.stderr)

@@ -188,7 +188,7 @@ def conftest_pins(path: str) -> Pins:
     try:
         with open(path, "rb") as handle:
             tree = ast.parse(handle.read(), filename=path)
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError, MemoryError: too deep
         return NO_PINS
     return module_pins(tree)
 

@@ -22,7 +22,7 @@ from flake8_hermetic.patterns.matching import (
 
 
 EXTRA_HINT = "pip install 'flake8-hermetic[patterns]'"
-CODE_FORM = re.compile(r"^HRM8\d\d$")
+CODE_FORM = re.compile(r"HRM8[0-9][0-9]")  # used with fullmatch
 CONSTRAINT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 FILE_KEYS = ("rules",)
 RULE_ENTRY_KEYS = ("code", "message", "rule", "constraints", "utils", "files", "note")
@@ -179,7 +179,7 @@ class _Loader:
     def _code(self, code: Any, lines: _Lines, here: tuple[Any, ...]) -> str:
         if not isinstance(code, str):
             raise self.fail(f"code must be written HRM8nn, got {code!r}", lines.at(here + ("code",)))
-        if not CODE_FORM.match(code):
+        if not CODE_FORM.fullmatch(code):
             raise self.fail(
                 f"code {code!r} is outside HRM800-HRM899 (pattern rules own that range)",
                 lines.at(here + ("code",)),

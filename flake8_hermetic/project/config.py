@@ -17,17 +17,12 @@ from __future__ import annotations
 
 import configparser
 import os
-import re
-import sys
 from dataclasses import dataclass
 from typing import Any
 
+from flake8_hermetic import tomlfile
 from flake8_hermetic.options import ConfigError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
 DEFAULT_NORECURSEDIRS = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
@@ -70,22 +65,12 @@ def _from_table(path: str, table: dict[str, Any]) -> PytestConfig:
     )
 
 
-def _toml_problem(path: str, exc: Exception) -> ConfigError:
-    match = re.search(r"line (\d+)", str(exc))
-    line = getattr(exc, "lineno", None) or (int(match.group(1)) if match else 1)
-    reason = getattr(exc, "msg", None) or re.sub(r"\s*\(at .*\)$", "", str(exc))
-    return ConfigError(f"{path}:{line}: invalid TOML: {reason}")
-
-
 def read_pyproject(path: str) -> PytestConfig | None:
     """The pytest table of a ``pyproject.toml``, or None when it has none."""
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+        document = tomlfile.load(path)
     except OSError:
         return None
-    except tomllib.TOMLDecodeError as exc:
-        raise _toml_problem(path, exc) from None
     tool = document.get("tool")
     pytest = tool.get("pytest") if isinstance(tool, dict) else None
     if not isinstance(pytest, dict):

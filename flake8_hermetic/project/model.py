@@ -106,7 +106,7 @@ class Project:
                 with open(path, "rb") as handle:
                     tree = ast.parse(handle.read(), filename=path)
                 facts = read_module(path, tree)
-            except (OSError, SyntaxError, ValueError, RecursionError):
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # a file too deep to parse
                 facts = None
             _MODULES[path] = _Cached(stamp, facts)
         self._checked[path] = facts
@@ -125,7 +125,7 @@ class Project:
                 with open(path, "rb") as handle:
                     tree = ast.parse(handle.read(), filename=path)
                 wrappers = read_spawn_wrappers(tree)
-            except (OSError, SyntaxError, ValueError, RecursionError):
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # a file too deep to parse
                 wrappers = {}
             cached = _WRAPPERS[path] = (stamp, wrappers)
         return cached[1].get(name)
