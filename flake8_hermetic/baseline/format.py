@@ -13,10 +13,13 @@ import posixpath
 import re
 import stat
 import tempfile
+import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from flake8_hermetic.safeio import kind_of, read_regular
 from flake8_hermetic.testfiles import to_posix
 
 BASELINE_NAME = "hermetic-baseline.txt"  # its default name, next to the config
@@ -195,8 +198,7 @@ def parse(text: str, path: str) -> Baseline:
 def read_text(path: str) -> str | None:
     """The baseline's text, or None when there is no file."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_regular(path)  # a FIFO, /dev/zero or a directory is refused, not read
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -259,3 +261,98 @@ def write_atomic(path: str, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def write_target(path: str, root: str) -> str:
+    """The file a write to the baseline at ``path`` may replace: ``path``
+    itself when it is a regular file or absent; a symlink's target when that
+    is inside the project ``root`` (and a regular file or absent). Anything
+    else (``/dev/null``, a FIFO, a directory, a link out of the project) is
+    refused: ``os.replace`` would put a regular file in its place."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise BaselineError(path, 1, f"cannot write: {exc.strerror}") from None
+    target = path
+    if stat.S_ISLNK(mode):
+        target = os.path.realpath(path)
+        real_root = os.path.realpath(root)
+        if os.path.commonpath([real_root, target]) != real_root:
+            raise BaselineError(
+                path, 1, f"is a symlink to {target}, outside the project ({real_root}); refusing to write through it"
+            )
+        try:
+            mode = os.stat(target).st_mode
+        except FileNotFoundError:
+            return target
+    if not stat.S_ISREG(mode):
+        raise BaselineError(path, 1, f"is {kind_of(mode)}, not a regular file; refusing to replace it")
+    return target
+
+
+#: how long a baseline command waits for another one writing the same baseline
+LOCK_WAIT_SECONDS = 60.0
+LOCK_SUFFIX = ".lock"
+
+
+@contextmanager
+def locked(path: str, wait: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
+    """Hold the lock of the baseline at ``path`` (a file ``PATH.lock`` beside
+    it, locked with ``flock`` on POSIX and ``msvcrt.locking`` on Windows).
+
+    Two ``regenerate``/``prune`` runs at once would each write what they
+    read plus their own changes, and the later write would drop the earlier
+    one's entries: each command reads the baseline again under the lock,
+    then writes. The lock is released when the process dies, so a killed
+    run leaves nothing to clean up; the lock file is removed on release
+    (POSIX), after checking it is still the file that was locked.
+    """
+    lock_path = path + LOCK_SUFFIX
+    deadline = time.monotonic() + wait
+    while True:
+        descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)  # OSError: the caller's "cannot write"
+        try:
+            while not _try_lock(descriptor):
+                if time.monotonic() > deadline:
+                    reason = f"another flake8-hermetic is writing this baseline (waited {wait:.0f} s on {lock_path})"
+                    raise BaselineError(path, 1, reason)
+                time.sleep(0.05)
+            try:
+                same = os.path.samestat(os.fstat(descriptor), os.stat(lock_path))
+            except FileNotFoundError:
+                same = False  # its holder removed it on release: lock the new one
+            if same:
+                break
+        except BaseException:
+            os.close(descriptor)
+            raise
+        os.close(descriptor)
+    try:
+        yield
+    finally:
+        if os.name != "nt":
+            try:
+                os.unlink(lock_path)
+            except OSError:
+                pass
+        os.close(descriptor)  # closing releases the lock
+
+
+def _try_lock(descriptor: int) -> bool:
+    if os.name == "nt":  # pragma: no cover - Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(descriptor, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

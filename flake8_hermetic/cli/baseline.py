@@ -3,35 +3,46 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
 from flake8_hermetic.baseline import ratchet
-from flake8_hermetic.baseline.format import NEW_FILE_HEADER, Baseline, load, parse, parse_all, read_text
+from flake8_hermetic.baseline.format import (
+    NEW_FILE_HEADER, Baseline, load, parse, parse_all, read_text, write_target,
+)
 from flake8_hermetic.cli import common
+
+
+def _read(shown: str) -> tuple[str | None, Baseline]:
+    existing = read_text(shown)
+    return existing, Baseline(shown) if existing is None else parse(existing, shown)
 
 
 def command_regenerate(args: argparse.Namespace) -> int:
     result = common.prepare_scan(args)
     shown = common.shown(result.baseline_path)
-    existing = read_text(shown)
-    old = Baseline(shown) if existing is None else parse(existing, shown)
+    target = write_target(shown, result.settings.config_dir)  # before the scan: fail fast
+    _read(shown)  # a malformed baseline is refused before the scan, too
     result.run()
     common.warn_unlinted(result)
     current = common.judged(result, True)
-    if args.no_grow:
-        grown = [f for new, _ in ratchet.judge(old, current).values() for f in new]
-        if grown:
-            for found in sorted(grown, key=lambda f: (f.filename, f.line, f.col)):
-                print(f"{found.filename}:{found.line}:{found.col}: {found.text}")
-            print(
-                f"flake8-hermetic: {len(grown)} violation(s) not in {shown}; nothing written (--no-grow)",
-                file=sys.stderr,
-            )
-            return 1
-    entries = ratchet.regenerate(old, current, common.exists_under(result.baseline_dir))
-    header = old.header if existing is not None else list(NEW_FILE_HEADER)
-    wrote = common.write_baseline(result.baseline_path, header, entries)
+    with common.baseline_lock(target):
+        # read again under the lock: another run may have written it meanwhile
+        existing, old = _read(shown)
+        if args.no_grow:
+            grown = [f for new, _ in ratchet.judge(old, current).values() for f in new]
+            if grown:
+                for found in sorted(grown, key=lambda f: (f.filename, f.line, f.col)):
+                    print(f"{found.filename}:{found.line}:{found.col}: {found.text}")
+                print(
+                    f"flake8-hermetic: {len(grown)} violation(s) not in {shown}; nothing written (--no-grow)",
+                    file=sys.stderr,
+                )
+                return 1
+        entries = ratchet.regenerate(old, current, common.exists_under(result.baseline_dir))
+        header = old.header if existing is not None else list(NEW_FILE_HEADER)
+        wrote = common.write_baseline(target, header, entries)
     common.print_changes(old.entries, entries)
     print(f"{shown}: {len(entries)} entries{'' if wrote else ' (unchanged)'}")
     return 0
@@ -40,16 +51,20 @@ def command_regenerate(args: argparse.Namespace) -> int:
 def command_prune(args: argparse.Namespace) -> int:
     result = common.prepare_scan(args)
     shown = common.shown(result.baseline_path)
-    old = load(shown)
+    target = write_target(shown, result.settings.config_dir) if not args.check else None
+    load(shown)
     result.run()
-    kept, removed = ratchet.prune(old, common.judged(result, False), common.exists_under(result.baseline_dir))
-    for entry, reason in removed:
-        verb = "would remove" if args.check else "removed"
-        print(f"{shown}:{entry.line}: {verb} {entry.render()!r}: {reason}")
-    if args.check:
-        return 1 if removed else 0
-    if removed:
-        common.write_baseline(result.baseline_path, old.header, kept)
+    judged = common.judged(result, False)
+    with common.baseline_lock(target) if target is not None else contextlib.nullcontext():
+        old = load(shown)  # again, under the lock
+        kept, removed = ratchet.prune(old, judged, common.exists_under(result.baseline_dir))
+        for entry, reason in removed:
+            verb = "would remove" if args.check else "removed"
+            print(f"{shown}:{entry.line}: {verb} {entry.render()!r}: {reason}")
+        if args.check:
+            return 1 if removed else 0
+        if removed:
+            common.write_baseline(target, old.header, kept)  # type: ignore[arg-type]
     common.print_changes(old.entries, kept)
     print(f"{shown}: {len(kept)} entries")
     return 0

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import NoReturn
 
 from flake8_hermetic.baseline import ratchet
-from flake8_hermetic.baseline.format import Entry, read_text, render, write_atomic
+from flake8_hermetic.baseline.format import Entry, locked, read_text, render, write_atomic
 from flake8_hermetic import selection
 from flake8_hermetic.collect import Found, Scan, prepare
 from flake8_hermetic.settings import Settings
@@ -98,6 +99,18 @@ def print_changes(old: Sequence[Entry], new: Sequence[Entry]) -> None:
         print("no changes")
     for code, (added, removed) in changed.items():
         print(f"{code} +{added} -{removed}")
+
+
+@contextlib.contextmanager
+def baseline_lock(path: str) -> Iterator[None]:
+    """:func:`~flake8_hermetic.baseline.format.locked`, with a lock file that
+    cannot be made reported as the baseline that cannot be written."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(locked(path))
+        except OSError as exc:
+            raise CommandError(f"flake8-hermetic: cannot write {shown(path)}: {exc.strerror}") from None
+        yield
 
 
 def write_baseline(path: str, header: Sequence[str], entries: Sequence[Entry]) -> bool:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from flake8_hermetic.safeio import read_regular
 from flake8_hermetic.settings import ConfigError
 from flake8_hermetic.patterns.matching import (
     EXPANDO,
@@ -21,6 +22,10 @@ from flake8_hermetic.patterns.matching import (
 )
 
 
+#: a rules file is a few kilobytes; past these it is not one
+MAX_BYTES = 4 * 1024 * 1024
+MAX_NODES = 100_000
+SURROGATE = re.compile("[\ud800-\udfff]")
 EXTRA_HINT = "pip install 'flake8-hermetic[patterns]'"
 CODE_FORM = re.compile(r"HRM8[0-9][0-9]")  # used with fullmatch
 CONSTRAINT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -83,11 +88,16 @@ class _Loader:
         return ConfigError(f"{self.path}:{line or self.line}: {self.label}: {reason}")
 
     def load(self) -> PatternRuleSet:
+        try:
+            return self._load()
+        except RecursionError:
+            raise self.fail("nested too deep to read", 1) from None
+
+    def _load(self) -> PatternRuleSet:
         import yaml
 
         try:
-            with open(self.path, "rb") as handle:
-                data = handle.read()
+            data = read_regular(self.path, MAX_BYTES)
         except OSError as exc:
             raise ConfigError(f"{self.path}: cannot read the pattern rules: {exc.strerror}") from None
         try:
@@ -95,8 +105,11 @@ class _Loader:
         except UnicodeDecodeError as exc:
             raise self.fail("not UTF-8 text", data[: exc.start].count(b"\n") + 1) from None
         try:
-            document = yaml.safe_load(text)
+            # the node graph first: its size with every alias expanded is
+            # checked before anything builds or walks the expansion
             tree = yaml.compose(text, Loader=yaml.SafeLoader)
+            self._check_graph(tree)
+            document = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
             line = mark.line + 1 if mark is not None else 1
@@ -131,6 +144,40 @@ class _Loader:
         if len(rules) > 1:
             self._probe(Search(rules).config, lines, ("rules",))
         return rule_set
+
+    def _check_graph(self, tree: Any) -> None:
+        """Refuse a document whose aliases expand past :data:`MAX_NODES`
+        nodes (a few hundred bytes of ``&a [*b, *b]`` can stand for
+        gigabytes), and text no encoder can write (a lone surrogate from a
+        ``"\\ud800"`` escape). Each node is visited once; the expanded size
+        of a node is counted from its children's, never by expanding."""
+        import yaml
+
+        sizes: dict[int, int] = {}
+        stack: list[tuple[Any, bool]] = [(tree, False)] if tree is not None else []
+        while stack:
+            node, done = stack.pop()
+            if id(node) in sizes:
+                continue
+            if isinstance(node, yaml.ScalarNode):
+                if SURROGATE.search(node.value):
+                    line = node.start_mark.line + 1
+                    raise self.fail("a lone surrogate (\\ud800-\\udfff) in a string is not text", line)
+                sizes[id(node)] = 1
+                continue
+            children = (
+                [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else node.value
+            )
+            if not done:
+                stack.append((node, True))
+                stack.extend((child, False) for child in children if id(child) not in sizes)
+                continue
+            size = sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+            if size > MAX_NODES:
+                raise self.fail(
+                    f"the document expands to more than {MAX_NODES:,} nodes (aliases repeating anchors); "
+                    "write the rules out", node.start_mark.line + 1,
+                )
 
     # -- one rule ------------------------------------------------------------
     def _rule(self, entry: Any, here: tuple[Any, ...], lines: _Lines) -> PatternRule:
