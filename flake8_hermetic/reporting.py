@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,7 +168,8 @@ def _artifact(found: Found) -> dict[str, object]:
     path = found.path
     if path.startswith("../") or os.path.isabs(path):
         return {"uri": Path(os.path.abspath(found.filename)).as_uri()}
-    return {"uri": path, "uriBaseId": "%SRCROOT%"}
+    # a URI reference: a space, "#" or "?" in a name would read as a query or a fragment
+    return {"uri": urllib.parse.quote(path.encode("utf-8", "surrogateescape"), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
 def sarif(report: Report, rules: Sequence[RuleHelp], root: str) -> str:

@@ -17,13 +17,15 @@ DEFAULT_TEST_FILES = (
 )
 
 
-def to_posix(path: str) -> str:
+def to_posix(path: str, keep_backslashes: bool = False) -> str:
     """A path as the baseline writes it: forward slashes, no ``./`` prefix.
 
     Backslashes are separators here on every OS, so ``tests\\test_x.py``
-    given by a Windows editor matches the POSIX entry.
+    given by a Windows editor matches the POSIX entry; unless
+    ``keep_backslashes``: a POSIX file whose name holds one.
     """
-    path = path.replace("\\", "/")
+    if not keep_backslashes:
+        path = path.replace("\\", "/")
     normal = posixpath.normpath(path)
     return "" if normal == "." else normal
 

@@ -67,7 +67,9 @@ class Entry:
 
     @property
     def where(self) -> str:
-        return f"{self.path}::{self.scope}" if self.scope else self.path
+        """The where field as written: the path escaped (see :func:`escape_path`)."""
+        path = escape_path(self.path)
+        return f"{path}::{self.scope}" if self.scope else path
 
     @property
     def is_any(self) -> bool:
@@ -102,24 +104,92 @@ def entry_path(filename: str, directory: str) -> str:
     absolute path); a file outside ``directory`` gets a ``../`` path that no
     entry can have.
     """
-    path = to_posix(filename)
+    # on POSIX a backslash is a character of a real file's name, not a separator
+    keep = os.sep == "/" and "\\" in filename and os.path.lexists(filename)
+    path = to_posix(filename, keep)
     if not os.path.isabs(path):
         path = os.path.abspath(path)
     try:
-        return to_posix(os.path.relpath(path, directory))
+        return to_posix(os.path.relpath(path, directory), keep)
     except ValueError:  # another drive on Windows
-        return to_posix(path)
+        return to_posix(path, keep)
 
 
-def _check_path(path: str) -> str | None:
-    """Why ``path`` is not a valid baseline path, or None."""
-    if not path:
-        return "empty path"
-    if path != path.strip():
-        return f"path {path!r} has leading or trailing whitespace"
-    if "\\" in path:
-        return f"path {path!r} uses backslashes; baseline paths are POSIX"
-    if path.startswith("/") or WINDOWS_DRIVE.match(path):
+# -- escaping the path in the where field ------------------------------------
+#
+# A file name may hold what the line format cannot: a TAB, a line break
+# (any of the separators str.splitlines() knows), "::" (the node id
+# separator), a leading "#" (a comment) or "=======" (a conflict marker),
+# a space that starts or ends a path component, a backslash (refused as a
+# Windows separator), bytes that are not UTF-8. Such characters are written
+# as %XX (the UTF-8 bytes, upper-case hex) and read back; every other
+# character, and so every ordinary path, is written as it is.
+
+#: escaped wherever they appear ("%" so that a literal "%41" stays itself)
+_ALWAYS_ESCAPED = frozenset("%\\:")
+#: escaped as the first character of the where field (comment, conflict markers)
+_LEADING_ESCAPED = frozenset("#<=>|")
+_ESCAPE = re.compile(r"%([0-9A-F]{2})")
+
+
+def _escape_char(char: str) -> str:
+    return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogateescape"))
+
+
+def escape_path(path: str) -> str:
+    """``path`` as the where field writes it (see above)."""
+    parts = []
+    for component in path.split("/"):
+        chars = []
+        for index, char in enumerate(component):
+            edge = index == 0 or index == len(component) - 1
+            if char in _ALWAYS_ESCAPED or not char.isprintable() or (char == " " and edge):
+                chars.append(_escape_char(char))
+            else:
+                chars.append(char)
+        parts.append("".join(chars))
+    escaped = "/".join(parts)
+    if escaped[:1] in _LEADING_ESCAPED:
+        escaped = _escape_char(escaped[0]) + escaped[1:]
+    return escaped
+
+
+def unescape_path(field: str) -> str:
+    """The path an escaped where field names; raises ``ValueError`` for a
+    ``%`` that starts no ``%XX`` escape."""
+    if "%" not in field:
+        return field
+    if field.count("%") != len(_ESCAPE.findall(field)):
+        raise ValueError(f"path {field!r} has a '%' that is not an escape (write '%25' for '%')")
+    data = bytearray()
+    position = 0
+    for found in _ESCAPE.finditer(field):
+        data += field[position:found.start()].encode("utf-8", "surrogateescape")
+        data.append(int(found.group(1), 16))
+        position = found.end()
+    data += field[position:].encode("utf-8", "surrogateescape")
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _check_path(raw: str) -> tuple[str, str | None]:
+    """The path the field ``raw`` names, and why it is not a valid baseline path (or None)."""
+    if not raw:
+        return raw, "empty path"
+    if raw != raw.strip():
+        return raw, f"path {raw!r} has leading or trailing whitespace"
+    if "\\" in raw:
+        return raw, f"path {raw!r} uses backslashes; baseline paths are POSIX (a backslash in a name is written %5C)"
+    if raw.startswith("/") or WINDOWS_DRIVE.match(raw):  # the raw field: a name "c:x" is written "c%3Ax"
+        return raw, f"path {raw!r} is absolute; paths are relative to the baseline's directory"
+    try:
+        path = unescape_path(raw)
+    except ValueError as exc:
+        return raw, str(exc)
+    return path, _check_unescaped(path)
+
+
+def _check_unescaped(path: str) -> str | None:
+    if path.startswith("/"):
         return f"path {path!r} is absolute; paths are relative to the baseline's directory"
     normal = posixpath.normpath(path)
     if normal == ".." or normal.startswith("../"):
@@ -135,8 +205,8 @@ def _parse_line(line: str) -> Entry:
     if len(fields) != 3:
         raise ValueError(f"expected 3 TAB-separated fields (where, code, what), found {len(fields)}")
     where, code, what = fields
-    file_path, separator, scope = where.partition("::")
-    problem = _check_path(file_path)
+    raw_path, separator, scope = where.partition("::")
+    file_path, problem = _check_path(raw_path)
     if problem:
         raise ValueError(problem)
     if separator and not all(part.strip() for part in scope.split("::")):

@@ -79,6 +79,11 @@ def command_baseline_check(args: argparse.Namespace) -> int:
     _, removed = ratchet.prune(baseline, common.judged(result, False), common.exists_under(result.baseline_dir))
     for entry, reason in removed:
         problems.append((entry.line, f"{shown}:{entry.line}: {reason}: {entry.render()!r}"))
+    owned = common.owned_codes(result.settings)
+    for entry in baseline.entries:
+        if entry.code not in owned:  # never judged by anything: it would stay forever
+            problems.append((entry.line, f"{shown}:{entry.line}: no rule owns {entry.code} (an unknown code, or a "
+                                         f"pattern rule gone from the rules file): {entry.render()!r}"))
     for _, message in sorted(problems):
         print(message)
     if problems:

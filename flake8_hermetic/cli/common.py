@@ -12,6 +12,7 @@ from typing import NoReturn
 from flake8_hermetic.baseline import ratchet
 from flake8_hermetic.baseline.format import Entry, locked, read_text, render, write_atomic
 from flake8_hermetic import selection
+from flake8_hermetic.checker import STALE_CODE
 from flake8_hermetic.collect import Found, Scan, prepare
 from flake8_hermetic.settings import Settings
 
@@ -58,6 +59,14 @@ def project_rules(settings: Settings) -> dict[str, tuple[str, str]]:
         page += f"\n## Message\n`{rule.code} {rule.message}`\n"
         pages[rule.code] = (rule.summary(), page)
     return pages
+
+
+def owned_codes(settings: Settings) -> frozenset[str]:
+    """Every code an entry may carry: the built-in rules', the runtime
+    guard's and the project's pattern rules'."""
+    from flake8_hermetic.catalog import all_rules, runtime_codes
+
+    return frozenset({*all_rules(), *runtime_codes(), *project_rules(settings)}) - {STALE_CODE}
 
 
 def prepare_scan(args: argparse.Namespace, extra: Sequence[str] = ()) -> Scan:
