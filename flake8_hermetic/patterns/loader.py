@@ -132,7 +132,7 @@ class _Loader:
             here = ("rules", index)
             self.label = f"rule #{index + 1}"
             self.line = lines.at(here)
-            if isinstance(entry, dict) and isinstance(entry.get("code"), str) and CODE_FORM.fullmatch(entry["code"]):
+            if isinstance(entry, dict) and isinstance(entry.get("code"), str) and entry["code"].isprintable():
                 self.label = f"rule {entry['code']}"
             rule = self._rule(entry, here, lines)
             if rule.code in seen:
