@@ -24,6 +24,7 @@ from flake8_hermetic.project import Project, Role, new_run
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.settings import ConfigError, Settings, enabled_codes, register, resolve
 from flake8_hermetic.source import what_text
+from flake8_hermetic.testfiles import to_posix
 
 STALE_CODE = "HRM900"
 CONTEXT_SEPARATOR = "\x1f"
@@ -229,18 +230,43 @@ class HermeticChecker:
     def stale_reports(self, stale: list[Entry], settings: Settings) -> Iterator[tuple[int, int, str, type]]:
         if settings.stdin and len(stale) > 1:
             # An editor buffer is often half-written: one line, not a flood.
+            first = stale[0]
             yield 1, 0, (
                 f"{STALE_CODE} {len(stale)} baseline entries for this file match nothing "
-                f"(first: {stale[0].render()!r}); run 'flake8-hermetic baseline prune'"
+                f"(first: {baseline_name(self.baseline_path(), settings.config_dir)}:{first.line} "
+                f"{readable(first)}); "
+                "run 'flake8-hermetic baseline prune'"
             ), type(self)
             return
         for entry in sorted(stale):
-            yield 1, 0, f"{STALE_CODE} {stale_message(entry)}", type(self)
+            yield 1, 0, f"{STALE_CODE} {stale_message(entry, self.baseline_path(), settings.config_dir)}", type(self)
+
+    def baseline_path(self) -> str:
+        runtime = self.runtime
+        return runtime.baseline.path if runtime is not None and runtime.baseline is not None else ""
 
 
-def stale_message(entry: Entry) -> str:
-    """HRM900's message for one stale entry (the plugin's and ``check``'s)."""
+def readable(entry: Entry) -> str:
+    """An entry for people: its fields separated by spaces, no TAB escapes."""
+    return f"{entry.where} {entry.code} {entry.what}"
+
+
+def baseline_name(baseline_path: str, root: str) -> str:
+    """The baseline file as messages name it: relative to the project root
+    (the same from any working directory, an editor's included), or
+    absolute when it lives elsewhere."""
+    absolute = os.path.abspath(baseline_path)
+    try:
+        relative = os.path.relpath(absolute, root)
+    except ValueError:  # another drive on Windows
+        return absolute
+    return absolute if relative == ".." or relative.startswith(".." + os.sep) else to_posix(relative)
+
+
+def stale_message(entry: Entry, baseline_path: str, root: str) -> str:
+    """HRM900's message for one stale entry (the plugin's and ``check``'s):
+    where the entry is (``FILE:LINE``) and what it says."""
     return (
-        f"stale baseline entry {entry.render()!r}: "
+        f"stale baseline entry at {baseline_name(baseline_path, root)}:{entry.line}: {readable(entry)}: "
         "the debt was paid; delete the line (flake8-hermetic baseline prune)"
     )

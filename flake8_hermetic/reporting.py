@@ -47,8 +47,12 @@ class Report:
     new: list[Found]
     stale: list[Found]
     baselined: int
-    #: the baselined findings flake8 would show (select, per-file-ignores, noqa)
+    #: the baselined findings flake8 would show (select, per-file-ignores, noqa); SARIF lists them as suppressed
     accepted: list[Found] = field(default_factory=list)
+    #: a stale report -> (the baseline file as shown, the entry's line in it): annotated there, not in the test
+    stale_at: dict[Found, tuple[str, int]] = field(default_factory=dict)
+    #: the baseline file as shown (SARIF's suppression justification names it)
+    baseline: str = ""
 
     def findings(self) -> list[Found]:
         return sorted(self.new + self.stale, key=lambda f: (f.filename, f.line, f.col, f.code))
@@ -128,13 +132,20 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _github_line(report: Report, found: Found) -> str:
+    title = f"title={_escape_property(found.code)}::{_escape_data(found.message)}"
+    if found in report.stale_at:
+        # paid debt is a warning on the baseline's own line: that line is what to delete
+        baseline, line = report.stale_at[found]
+        return f"::warning file={_escape_property(to_posix(baseline))},line={max(line, 1)},{title}"
+    command = "warning" if found in report.stale else "error"
+    return f"::{command} file={_escape_property(to_posix(found.filename))},line={found.line},col={found.col},{title}"
+
+
 def github(report: Report) -> str:
-    """GitHub Actions ``::error`` workflow commands (annotations on the diff)."""
-    lines = [
-        f"::error file={_escape_property(to_posix(f.filename))},line={f.line},col={f.col},"
-        f"title={_escape_property(f.code)}::{_escape_data(f.message)}"
-        for f in report.findings()
-    ]
+    """GitHub Actions workflow commands (annotations on the diff): ``::error``
+    for a new finding, ``::warning`` on the baseline's line for a stale entry."""
+    lines = [_github_line(report, f) for f in report.findings()]
     return "\n".join([*lines, report.summary()]) + "\n"
 
 
@@ -172,11 +183,43 @@ def _artifact(found: Found) -> dict[str, object]:
     return {"uri": urllib.parse.quote(path.encode("utf-8", "surrogateescape"), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
+def _baseline_artifact(baseline: str, root: str) -> dict[str, object]:
+    absolute = os.path.abspath(baseline)
+    try:
+        relative = to_posix(os.path.relpath(absolute, root))
+    except ValueError:  # another drive on Windows
+        relative = "../"
+    if relative.startswith("../"):
+        return {"uri": Path(absolute).as_uri()}
+    return {"uri": relative, "uriBaseId": "%SRCROOT%"}
+
+
+def _sarif_result(report: Report, found: Found, root: str, index: Mapping[str, int]) -> dict[str, object]:
+    level, artifact = "error", _artifact(found)
+    region = {"startLine": max(found.line, 1), "startColumn": max(found.col, 1)}
+    if found in report.stale_at:
+        baseline, line = report.stale_at[found]
+        level, artifact, region = "warning", _baseline_artifact(baseline, root), {"startLine": max(line, 1)}
+    elif found in report.stale:
+        level = "warning"
+    result: dict[str, object] = {
+        "ruleId": found.code,
+        "level": level,
+        "message": {"text": found.message},
+        "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": region}}],
+    }
+    if found.code in index:
+        result["ruleIndex"] = index[found.code]
+    return result
+
+
 def sarif(report: Report, rules: Sequence[RuleHelp], root: str) -> str:
     """A SARIF 2.1.0 log: one run, a rule entry per code, a result per finding.
 
     Paths are relative to ``root`` (the baseline's directory), declared as
-    ``%SRCROOT%``.
+    ``%SRCROOT%``. A stale entry is a warning on its line of the baseline
+    file; the findings the baseline accepts follow the reported ones, each
+    with an ``external`` suppression naming the baseline.
     """
     index = {rule.code: position for position, rule in enumerate(rules)}
     driver_rules = []
@@ -191,21 +234,12 @@ def sarif(report: Report, rules: Sequence[RuleHelp], root: str) -> str:
         if rule.has_docs_page:
             entry["helpUri"] = DOCS_PAGE.format(code=rule.code)
         driver_rules.append(entry)
-    results = []
-    for found in report.findings():
-        result: dict[str, object] = {
-            "ruleId": found.code,
-            "level": "error",
-            "message": {"text": found.message},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": _artifact(found),
-                    "region": {"startLine": max(found.line, 1), "startColumn": max(found.col, 1)},
-                },
-            }],
-        }
-        if found.code in index:
-            result["ruleIndex"] = index[found.code]
+    results = [_sarif_result(report, found, root, index) for found in report.findings()]
+    # the debt the baseline accepts: listed as suppressed, so code scanning shows it without failing on it
+    justification = f"in the baseline {to_posix(report.baseline)}" if report.baseline else "in the baseline"
+    for found in sorted(report.accepted, key=lambda f: (f.filename, f.line, f.col, f.code)):
+        result = _sarif_result(report, found, root, index)
+        result["suppressions"] = [{"kind": "external", "justification": justification}]
         results.append(result)
     log = {
         "$schema": SARIF_SCHEMA,

@@ -84,7 +84,7 @@ def silence_one_and_edit_the_other(project: Path) -> None:
          "        os.chdir(tmp_path / 'x')\n        os.chdir(tmp_path)  # noqa: HRM105\n")
     baseline = project / "hermetic-baseline.txt"
     text = baseline.read_text(encoding="utf-8")
-    baseline.write_text(text.replace(STALE_TWICE.strip("'").replace("\\t", "\t") + "\n", "", 1), encoding="utf-8")
+    baseline.write_text(text.replace(TWICE_LINE + "\n", "", 1), encoding="utf-8")
 
 
 def silence_one_of_two_identical(project: Path) -> None:
@@ -97,9 +97,11 @@ def move_the_file(project: Path) -> None:
     shutil.move(project / LEGACY_FILE, project / "tests" / "unit" / "test_legacy.py")
 
 
-STALE_BUILD = "'tests/test_legacy.py::test_build\\tHRM105\\tos.chdir(tmp_path)'"
-STALE_TWICE = "'tests/test_legacy.py::TestDeploy::test_twice\\tHRM105\\tos.chdir(tmp_path)'"
-STALE_NAMED = re.compile(r"HRM900 stale baseline entry ('[^']*'): ")
+TWICE_LINE = "tests/test_legacy.py::TestDeploy::test_twice\tHRM105\tos.chdir(tmp_path)"
+STALE_BUILD = "hermetic-baseline.txt:5: tests/test_legacy.py::test_build HRM105 os.chdir(tmp_path)"
+STALE_TWICE = "hermetic-baseline.txt:4: tests/test_legacy.py::TestDeploy::test_twice HRM105 os.chdir(tmp_path)"
+# the entry's FILE:LINE in the baseline, then its fields separated by spaces (no TAB escapes)
+STALE_NAMED = re.compile(r"HRM900 stale baseline entry at (\S+:\d+: .*?): the debt was paid")
 
 
 @pytest.mark.parametrize(
@@ -221,7 +223,7 @@ def test_entries_of_a_rule_that_is_not_enabled_are_never_stale(project: Path) ->
     assert flake8(["."], cwd=project).stdout == ""
     enabled = flake8(["--extend-select", "HRM303", "."], cwd=project)
     assert codes_by_line(enabled.stdout) == [("./tests/test_legacy.py", 1, "HRM900")]
-    assert "HRM303\\t'/etc/hosts'" in enabled.stdout
+    assert "test_build HRM303 '/etc/hosts'" in enabled.stdout
 
 
 def test_only_linted_files_are_judged(project: Path) -> None:

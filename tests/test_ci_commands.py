@@ -38,6 +38,9 @@ HEADER = "# known hazards, burnt down over time\n\n"
 ANNOTATION = re.compile(
     r"^::error file=(?P<file>[^,]+),line=(?P<line>\d+),col=(?P<col>\d+),title=(?P<code>HRM\d{3})::(?P<message>.+)$"
 )
+STALE_ANNOTATION = re.compile(
+    r"^::warning file=(?P<file>[^,]+),line=(?P<line>\d+),title=(?P<code>HRM\d{3})::(?P<message>.+)$"
+)
 
 
 @pytest.fixture
@@ -79,16 +82,19 @@ def test_github_format_passes_once_fixed(project: Path) -> None:
     assert result.stdout.splitlines() == ["0 new, 1 baselined, 0 stale"]
 
 
-def test_github_format_annotates_a_stale_entry_at_line_one(project: Path) -> None:
+def test_github_format_annotates_a_stale_entry_as_a_warning_on_its_baseline_line(project: Path) -> None:
     write_tree(project, {"tests/test_app.py": FIXED.replace('Path("/tmp/known.txt")', '(tmp_path / "known.txt")')})
     result = pack(["check", "--format", "github"], cwd=project)
     assert result.returncode == 1
     *annotations, summary = result.stdout.splitlines()
     assert summary == "0 new, 0 baselined, 1 stale"
-    found = ANNOTATION.match(annotations[0])
+    found = STALE_ANNOTATION.match(annotations[0])
     assert found, annotations
-    assert (found["file"], found["line"], found["code"]) == ("tests/test_app.py", "1", "HRM900")
-    assert "test_known" in found["message"]
+    known_line = (HEADER + KNOWN).count("\n")  # the entry's own line in the baseline
+    assert (found["file"], int(found["line"]), found["code"]) == ("hermetic-baseline.txt", known_line, "HRM900")
+    # readable: the entry's fields separated by spaces, no TAB and no escaped \t
+    assert "test_known HRM108 " in found["message"]
+    assert "\\t" not in found["message"] and "\t" not in found["message"]
 
 
 def test_default_format_is_flake8_lines_and_the_summary(project: Path) -> None:
@@ -211,8 +217,10 @@ def test_the_sarif_step_writes_the_log_code_scanning_reads(project: Path) -> Non
     assert result.returncode == 1
     log = json.loads((project / "hermetic.sarif").read_text(encoding="utf-8"))
     assert log["version"] == "2.1.0"
-    results = log["runs"][0]["results"]
+    results = [r for r in log["runs"][0]["results"] if "suppressions" not in r]
     assert [r["ruleId"] for r in results] == ["HRM108"]
+    # the baselined one is in the log too, suppressed (code scanning shows the debt)
+    assert [r["ruleId"] for r in log["runs"][0]["results"] if "suppressions" in r] == ["HRM108"]
     location = results[0]["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "tests/test_app.py"
     assert location["region"]["startLine"] == 10

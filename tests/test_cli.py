@@ -64,8 +64,14 @@ def entries(project: Path) -> list[str]:
     return [line for line in text.splitlines() if line and not line.startswith("#")]
 
 
+def line_of(project: Path, entry: str) -> int:
+    """The line number of ``entry`` in the project's baseline."""
+    return baseline_file(project).read_text(encoding="utf-8").splitlines().index(entry) + 1
+
+
 def regenerate(project: Path, *args: str) -> str:
-    result = hermetic(["baseline", "regenerate", *args], cwd=project)
+    """``regenerate --allow-growth``: these tests are about what is written, not the ratchet."""
+    result = hermetic(["baseline", "regenerate", "--allow-growth", *args], cwd=project)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
@@ -82,7 +88,8 @@ def test_regenerate_writes_every_violation_then_flake8_is_quiet_and_a_second_run
     project: Path,
 ) -> None:
     first = regenerate(project)
-    assert first.splitlines() == ["HRM105 +3 -0", "HRM201 +2 -0", "hermetic-baseline.txt: 5 entries"]
+    assert first.splitlines()[:2] == ["HRM105 +3 -0", "HRM201 +2 -0"]
+    assert first.splitlines()[2].startswith("hermetic-baseline.txt: 5 entries (new file: ")
     assert entries(project) == EXPECTED_ENTRIES
     written = baseline_file(project).read_bytes()
     assert written.startswith(b"# ")  # a new file gets a header saying what it is
@@ -154,7 +161,7 @@ def test_regenerate_no_grow_refuses_a_new_violation_and_writes_nothing(project: 
     refused = hermetic(["baseline", "regenerate", "--no-grow"], cwd=project)
     assert refused.returncode == 1
     assert codes_by_line(refused.stdout) == [("./tests/test_sleepy.py", 6, "HRM201")]
-    assert "nothing written (--no-grow)" in refused.stderr
+    assert "1 new violation would be added to hermetic-baseline.txt; nothing written" in refused.stderr
     assert baseline_file(project).read_bytes() == before
 
 
@@ -326,8 +333,12 @@ def test_check_github_format(half_baselined: Path) -> None:
     result = hermetic(["check", "--format", "github"], cwd=half_baselined)
     assert result.returncode == 1
     lines = result.stdout.splitlines()
-    assert lines[0].startswith(
-        "::error file=tests/test_legacy.py,line=1,col=1,title=HRM900::stale baseline entry "
+    # the stale entry: a warning on its own line of the baseline, its fields readable
+    stale_line = line_of(half_baselined, "tests/test_legacy.py::test_build\tHRM105\tos.chdir(tmp_path)")
+    assert lines[0] == (
+        f"::warning file=hermetic-baseline.txt,line={stale_line},title=HRM900::stale baseline entry at "
+        f"hermetic-baseline.txt:{stale_line}: tests/test_legacy.py::test_build HRM105 os.chdir(tmp_path): "
+        "the debt was paid; delete the line (flake8-hermetic baseline prune)"
     )
     assert lines[1].startswith("::error file=tests/test_sleepy.py,line=6,col=5,title=HRM201::time.sleep() ")
     assert lines[2] == "1 new, 4 baselined, 1 stale"
@@ -344,13 +355,22 @@ def test_check_sarif_is_valid_sarif_with_a_rule_per_code(half_baselined: Path) -
     assert [rule["id"] for rule in rules] == ["HRM105", "HRM201", "HRM900"]
     assert rules[0]["help"]["markdown"] == ruledocs.pages()["HRM105"]
     found = [
-        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-         r["locations"][0]["physicalLocation"]["region"]["startLine"], rules[r["ruleIndex"]]["id"])
+        (r["ruleId"], r["level"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+         r["locations"][0]["physicalLocation"]["region"]["startLine"], rules[r["ruleIndex"]]["id"],
+         r.get("suppressions"))
         for r in sarif_run["results"]
     ]
+    stale_line = line_of(half_baselined, "tests/test_legacy.py::test_build\tHRM105\tos.chdir(tmp_path)")
+    suppressed = [{"kind": "external", "justification": "in the baseline hermetic-baseline.txt"}]
     assert found == [
-        ("HRM900", "tests/test_legacy.py", 1, "HRM900"),
-        ("HRM201", "tests/test_sleepy.py", 6, "HRM201"),
+        # the stale entry, on its line of the baseline file
+        ("HRM900", "warning", "hermetic-baseline.txt", stale_line, "HRM900", None),
+        ("HRM201", "error", "tests/test_sleepy.py", 6, "HRM201", None),
+        # the four the baseline accepts: in the log, suppressed
+        ("HRM105", "error", "tests/test_legacy.py", 11, "HRM105", suppressed),
+        ("HRM105", "error", "tests/test_legacy.py", 12, "HRM105", suppressed),
+        ("HRM201", "error", "tests/test_legacy.py", 13, "HRM201", suppressed),
+        ("HRM201", "error", "tests/test_sleepy.py", 5, "HRM201", suppressed),
     ]
     assert result.stderr == "1 new, 4 baselined, 1 stale\n"
 
@@ -468,7 +488,8 @@ def regenerate_dying(project: Path, how: str) -> tuple[int, str]:
     home = project.parent / "home"
     home.mkdir(exist_ok=True)
     env = {**child_env(home), "PYTHONPATH": str(seam), "DYING_WRITE": how}
-    result = run([sys.executable, "-m", "flake8_hermetic", "baseline", "regenerate"], cwd=project, env=env)
+    result = run([sys.executable, "-m", "flake8_hermetic", "baseline", "regenerate", "--allow-growth"],
+                 cwd=project, env=env)
     return result.returncode, result.stderr
 
 

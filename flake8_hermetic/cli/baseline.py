@@ -30,13 +30,16 @@ def command_regenerate(args: argparse.Namespace) -> int:
     with common.baseline_lock(target):
         # read again under the lock: another run may have written it meanwhile
         existing, old = _read(shown)
-        if args.no_grow:
+        # Growth is the explicit act: an existing baseline only shrinks unless told.
+        # Creating the file is the adoption itself, so it needs no flag.
+        if existing is not None and not args.allow_growth:
             grown = [f for new, _ in ratchet.judge(old, current).values() for f in new]
             if grown:
                 for found in sorted(grown, key=lambda f: (f.filename, f.line, f.col)):
                     print(f"{found.filename}:{found.line}:{found.col}: {found.text}")
+                count = f"{len(grown)} new violation{'s' if len(grown) != 1 else ''}"
                 print(
-                    f"flake8-hermetic: {len(grown)} violation(s) not in {shown}; nothing written (--no-grow)",
+                    f"flake8-hermetic: {count} would be added to {shown}; nothing written (--allow-growth adds them)",
                     file=sys.stderr,
                 )
                 return 1
@@ -44,7 +47,11 @@ def command_regenerate(args: argparse.Namespace) -> int:
         header = old.header if existing is not None else list(NEW_FILE_HEADER)
         wrote = common.write_baseline(target, header, entries)
     common.print_changes(old.entries, entries)
-    print(f"{shown}: {len(entries)} entries{'' if wrote else ' (unchanged)'}")
+    if existing is None:
+        print(f"{shown}: {len(entries)} entries (new file: commit it; from now on it only shrinks"
+              " unless regenerate is given --allow-growth)")
+    else:
+        print(f"{shown}: {len(entries)} entries{'' if wrote else ' (unchanged)'}")
     return 0
 
 
@@ -67,7 +74,8 @@ def command_prune(args: argparse.Namespace) -> int:
             common.write_baseline(target, old.header, kept)  # type: ignore[arg-type]
     common.print_changes(old.entries, kept)
     print(f"{shown}: {len(kept)} entries")
-    return 0
+    # as a fixing hook: the file changed, so the commit must be retried with it staged
+    return 1 if removed and args.exit_nonzero_on_fix else 0
 
 
 def command_baseline_check(args: argparse.Namespace) -> int:
@@ -110,16 +118,28 @@ def command_stats(args: argparse.Namespace) -> int:
 def add_parser(commands: Any) -> None:
     baseline = commands.add_parser("baseline", help="maintain the baseline file")
     actions = baseline.add_subparsers(dest="action", metavar="ACTION", required=True)
-    regenerate = actions.add_parser("regenerate", help="write every current violation into the baseline")
+    regenerate = actions.add_parser(
+        "regenerate", help="rewrite the baseline from the current violations; adds entries only with --allow-growth",
+    )
     common.lint_options(regenerate)
-    regenerate.add_argument(
+    growth = regenerate.add_mutually_exclusive_group()
+    growth.add_argument(
+        "--allow-growth", action="store_true",
+        help="also add the violations the baseline does not accept yet (without it: exit 1, nothing written)",
+    )
+    growth.add_argument(
         "--no-grow", action="store_true",
-        help="exit 1 and write nothing if a violation is not accepted by the baseline yet",
+        help="refuse to add entries: the default now, kept so that old scripts work",
     )
     regenerate.set_defaults(handler=command_regenerate)
     prune = actions.add_parser("prune", help="drop stale entries and entries of deleted files; never add")
     common.lint_options(prune)
-    prune.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file would change")
+    fixing = prune.add_mutually_exclusive_group()
+    fixing.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file would change")
+    fixing.add_argument(
+        "--exit-nonzero-on-fix", action="store_true",
+        help="exit 1 when entries were removed (a fixing hook: stage the baseline and commit again)",
+    )
     prune.set_defaults(handler=command_prune)
     judge = actions.add_parser("check", help="report stale, missing-file and malformed entries")
     common.lint_options(judge)

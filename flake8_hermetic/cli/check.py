@@ -26,6 +26,7 @@ def check_report(result: Scan, baseline: Baseline) -> reporting.Report:
     new: list[Found] = []
     stale: list[Found] = []
     accepted: list[Found] = []
+    stale_at: dict[Found, tuple[str, int]] = {}
     baselined = 0
     for path, (unaccepted, stale_entries) in ratchet.judge(baseline, common.judged(result, False)).items():
         linted = result.files[path]
@@ -39,10 +40,12 @@ def check_report(result: Scan, baseline: Baseline) -> reporting.Report:
                 accepted.append(found)
         if STALE_CODE in result.enabled:
             for entry in sorted(stale_entries):
-                report = result.stale_report(linted, stale_message(entry), entry.scope)
+                message = stale_message(entry, baseline.path, result.settings.config_dir)
+                report = result.stale_report(linted, message, entry.scope)
                 if result.visible(report):
                     stale.append(report)
-    return reporting.Report(new + result.problems, stale, baselined, accepted)
+                    stale_at[report] = (common.shown(baseline.path), entry.line)
+    return reporting.Report(new + result.problems, stale, baselined, accepted, stale_at, common.shown(baseline.path))
 
 
 def _output_arguments(args: argparse.Namespace) -> list[str]:

@@ -174,7 +174,9 @@ def decide(
 
 def stale_message(entry: Entry) -> str:
     """A stale runtime entry: only the guard's update (or a hand) removes it."""
-    return (f"stale baseline entry {entry.render()!r}: the test no longer leaks this; "
+    from flake8_hermetic.checker import readable
+
+    return (f"stale baseline entry {readable(entry)}: the test no longer leaks this; "
             "delete the line (or run pytest --hermetic-guard-update)")
 
 
@@ -221,9 +223,14 @@ def check_report(verdict: Verdict, rootdir: str) -> Any:
                      j.message, j.scope, j.what)
 
     base = os.path.dirname(verdict.baseline_path) if verdict.baseline_path else rootdir
-    stale = [Found(os.path.relpath(os.path.join(base, e.path)), e.path, 1, 1, STALE_CODE, stale_message(e),
-                   e.scope, e.what) for e in verdict.stale]
-    return reporting.Report([found(j) for j in verdict.new], stale, len(verdict.baselined))
+    report = reporting.Report([found(j) for j in verdict.new], [], len(verdict.baselined))
+    for e in verdict.stale:
+        stale = Found(os.path.relpath(os.path.join(base, e.path)), e.path, 1, 1, STALE_CODE, stale_message(e),
+                      e.scope, e.what)
+        report.stale.append(stale)
+        if verdict.baseline_path and e.line:
+            report.stale_at[stale] = (os.path.relpath(verdict.baseline_path), e.line)
+    return report
 
 
 def formatted_report(verdict: Verdict, form: str, rootdir: str) -> str:
