@@ -28,7 +28,8 @@ STALE_DOC = """\
 
 ## What it does
 Reports a baseline entry for the linted file that no longer matches any
-violation, at line 1 of the file, naming the entry.
+violation, at line 1 of the file, naming where the entry is written (the
+baseline file, relative to the project root, and the line) and what it says.
 
 ## Why is this bad?
 The baseline is a ratchet: it may only shrink. An entry whose violation was
@@ -37,11 +38,12 @@ not finished until the line is deleted.
 
 ## Example
 ```text
-tests/test_io.py:1:1: HRM900 stale baseline entry 'tests/test_io.py::test_read\tHRM201\ttime.sleep(1)'
+tests/test_io.py:1:1: HRM900 stale baseline entry at hermetic-baseline.txt:12: tests/test_io.py::test_read HRM201 time.sleep(1): the debt was paid; delete the line (flake8-hermetic baseline prune)
 ```
 
 ## Use instead
-Delete the line, or run `flake8-hermetic baseline prune`.
+Delete the line, or run `flake8-hermetic baseline prune` (the
+`flake8-hermetic-baseline` pre-commit hook runs it for you).
 
 ## Options
 `--hermetic-baseline`, `--hermetic-no-baseline`.

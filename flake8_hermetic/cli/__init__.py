@@ -1,8 +1,8 @@
 """The ``flake8-hermetic`` command line.
 
     flake8-hermetic check [PATH ...] [--format default|github|sarif]
-    flake8-hermetic baseline regenerate [PATH ...] [--no-grow]
-    flake8-hermetic baseline prune [PATH ...] [--check]
+    flake8-hermetic baseline regenerate [PATH ...] [--allow-growth]
+    flake8-hermetic baseline prune [PATH ...] [--check | --exit-nonzero-on-fix]
     flake8-hermetic baseline check [PATH ...]
     flake8-hermetic baseline stats
     flake8-hermetic rules
@@ -11,7 +11,7 @@
 Every command that lints runs flake8's own engine in-process (see
 :mod:`flake8_hermetic.collect`), so it sees the files, config,
 ``per-file-ignores`` and ``# noqa`` comments ``flake8`` sees. Exit status:
-0 clean, 1 findings (or a refused ``--no-grow``/``--check``), 2 a usage,
+0 clean, 1 findings (or a refused growth, ``--check``, a fixing prune), 2 a usage,
 config or baseline error (one line, never a traceback), 130 interrupted.
 """
 
