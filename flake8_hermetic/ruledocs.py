@@ -38,7 +38,8 @@ not finished until the line is deleted.
 
 ## Example
 ```text
-tests/test_io.py:1:1: HRM900 stale baseline entry at hermetic-baseline.txt:12: tests/test_io.py::test_read HRM201 time.sleep(1): the debt was paid; delete the line (flake8-hermetic baseline prune)
+tests/test_io.py:1:1: HRM900 stale baseline entry at hermetic-baseline.txt:12: tests/test_io.py::test_read HRM201
+time.sleep(1): the debt was paid; delete the line (flake8-hermetic baseline prune)
 ```
 
 ## Use instead

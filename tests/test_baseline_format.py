@@ -98,10 +98,31 @@ def test_a_missing_file_is_an_empty_baseline(tmp_path: Path) -> None:
 
 
 def test_header_comments_are_the_comments_above_the_first_entry() -> None:
-    text = "\n# first\n#\n\n# second paragraph\n\n" + ENTRY + "\n# a comment among entries is not kept\n"
+    text = "\n# first\n#\n\n# second paragraph\n\n" + ENTRY + "\n# a comment below the last entry\n"
     baseline = parse(text, "b.txt")
     assert baseline.header == ["# first", "#", "", "# second paragraph"]
-    assert render(baseline.header, baseline.entries) == "# first\n#\n\n# second paragraph\n\n" + ENTRY + "\n"
+    assert baseline.footer == ["# a comment below the last entry"]
+    assert render(baseline.header, baseline.entries, baseline.footer) == text.lstrip("\n")
+    # one block of comments straight above the entries is the header, as it always was
+    assert parse("# h\n" + ENTRY + "\n", "b.txt").header == ["# h"]
+
+
+# without a header, a blank line first tells the first entry's comments from a header
+@pytest.mark.parametrize("header", [pytest.param("# h\n\n", id="with-header"), pytest.param("\n", id="no-header")])
+def test_comments_above_an_entry_are_its_own_and_move_with_it(header: str) -> None:
+    text = (
+        header + "# why b\ntests/b.py\tHRM105\tos.chdir(x)\n"
+        "# why a, line 1\n# why a, line 2\n\ntests/a.py\tHRM105\t*\n"
+    )
+    baseline = parse(text, "b.txt")
+    assert [e.comments for e in baseline.entries] == [("# why b",), ("# why a, line 1", "# why a, line 2")]
+    rendered = render(baseline.header, baseline.entries, baseline.footer)
+    assert rendered == (
+        header + "# why a, line 1\n# why a, line 2\ntests/a.py\tHRM105\t*\n# why b\ntests/b.py\tHRM105\tos.chdir(x)\n"
+    )
+    again = parse(rendered, "b.txt")
+    assert render(again.header, again.entries, again.footer) == rendered
+    assert [e.comments for e in again.entries] == [("# why a, line 1", "# why a, line 2"), ("# why b",)]
 
 
 def test_render_sorts_and_is_stable() -> None:

@@ -95,12 +95,15 @@ def test_readme_configs_are_valid_and_name_the_manifests_hooks() -> None:
     manifest = {hook["id"]: hook for hook in load_manifest(str(MANIFEST))}
     local = {hook["id"]: hook for repo, hook in hooks if repo == "local"}
     assert sorted(local) == sorted(manifest)
-    for hook_id, hook in local.items():
-        # the local form runs exactly what the manifest's hook runs ...
-        for key in ("name", "entry", "language", "types", "require_serial", "pass_filenames", "always_run"):
-            assert hook.get(key, manifest[hook_id][key]) == manifest[hook_id][key], (hook_id, key)
-        # ... from the release the README names: this version
-        assert hook["additional_dependencies"] == [f"flake8-hermetic=={__version__}"]
+    # the local form runs exactly what the manifest's hook runs ...
+    keys = ("name", "entry", "language", "types", "require_serial", "pass_filenames", "always_run")
+    differ = [(hook_id, key) for hook_id, hook in local.items() for key in keys
+              if hook.get(key, manifest[hook_id][key]) != manifest[hook_id][key]]
+    assert differ == []
+    # ... from the release the README names: this version
+    assert {hook_id: hook["additional_dependencies"] for hook_id, hook in local.items()} == {
+        hook_id: [f"flake8-hermetic=={__version__}"] for hook_id in manifest
+    }
     flake8_hooks = [hook for repo, hook in hooks if hook["id"] == "flake8"]
     assert [hook.get("additional_dependencies") for hook in flake8_hooks] == [["flake8-hermetic"]]
     # no config names a tag: the project has none yet

@@ -48,7 +48,9 @@ def test_regenerate_refuses_to_grow_by_default_and_says_how_much(project: Path) 
     before = baseline_text(project)
     refused = hermetic(["baseline", "regenerate"], cwd=project)
     assert refused.returncode == 1
-    assert codes_by_line(refused.stdout) == [("./tests/test_app.py", 10, "HRM108"), ("./tests/test_app.py", 11, "HRM108")]
+    assert codes_by_line(refused.stdout) == [
+        ("./tests/test_app.py", 10, "HRM108"), ("./tests/test_app.py", 11, "HRM108"),
+    ]
     assert refused.stderr == (
         "flake8-hermetic: 2 new violations would be added to hermetic-baseline.txt; "
         "nothing written (--allow-growth adds them)\n"
@@ -118,19 +120,27 @@ def test_prune_exit_nonzero_on_fix_prunes_then_passes(project: Path) -> None:
 
 # -- a stale entry is shown where it is written --------------------------------------------------
 
-def test_hrm900_names_the_baseline_file_and_line_from_any_directory(project: Path) -> None:
+STALE_KNOWN = (
+    "HRM900 stale baseline entry at hermetic-baseline.txt:3: "
+    'tests/test_app.py::test_known HRM108 "/tmp/known.txt": the debt was paid; '
+    "delete the line (flake8-hermetic baseline prune)"
+)
+
+
+@pytest.mark.parametrize(
+    ("directory", "target"), [pytest.param(".", ".", id="root"), pytest.param("tests", "test_app.py", id="subdir")],
+)
+def test_hrm900_names_the_baseline_file_and_line_from_any_directory(project: Path, directory: str, target: str) -> None:
     write_tree(project, {"tests/test_app.py": "def test_known(tmp_path):\n    assert tmp_path\n"})
-    expected = (
-        "HRM900 stale baseline entry at hermetic-baseline.txt:3: "
-        'tests/test_app.py::test_known HRM108 "/tmp/known.txt": the debt was paid; '
-        "delete the line (flake8-hermetic baseline prune)"
-    )
-    for cwd, target in ((project, "."), (project / "tests", "test_app.py")):
-        result = flake8([target], cwd=cwd)
-        assert result.stdout.strip().split(": ", 1)[1] == expected, result.stdout
-        assert "\\t" not in result.stdout and "\t" not in result.stdout
+    result = flake8([target], cwd=project / directory)
+    assert result.stdout.strip().split(": ", 1)[1] == STALE_KNOWN, result.stdout
+    assert "\\t" not in result.stdout and "\t" not in result.stdout
+
+
+def test_check_reports_hrm900_as_the_plugin_does(project: Path) -> None:
+    write_tree(project, {"tests/test_app.py": "def test_known(tmp_path):\n    assert tmp_path\n"})
     check = hermetic(["check"], cwd=project)
-    assert check.stdout.splitlines()[0] == f"./tests/test_app.py:1:1: {expected}"
+    assert check.stdout.splitlines()[0] == f"./tests/test_app.py:1:1: {STALE_KNOWN}"
 
 
 def test_github_annotations_escape_workflow_command_characters(project: Path) -> None:
@@ -143,3 +153,70 @@ def test_github_annotations_escape_workflow_command_characters(project: Path) ->
     # properties escape % \r \n , and : ; the message escapes % \r \n only
     assert annotation.startswith("::warning file=debt%2Cv1%3Aa.txt,line=4,title=HRM900::stale baseline entry at ")
     assert '"/tmp/100%25,done:\\r"' in annotation
+
+
+# -- comments next to entries survive a rewrite ----------------------------------------------------
+
+TWO_TESTS = LEAKY + """\
+
+
+    def test_other(tmp_path):
+        Path("/tmp/other.txt").write_text("x")
+        assert tmp_path.is_dir()
+"""
+OTHER = 'tests/test_app.py::test_other\tHRM108\t"/tmp/other.txt"'
+COMMENTED = (
+    HEADER
+    # written out of order: a rewrite sorts the entries, and each comment moves with its own
+    + "# other: the fixture server writes here, see #123\n" + OTHER + "\n"
+    + "# known: waiting for the exporter's tmp_path support\n# (owner: @ana)\n" + KNOWN + "\n"
+    + "\n# footer: keep this file short\n"
+)
+
+
+def test_prune_keeps_the_comments_of_kept_entries_and_says_which_went(project: Path) -> None:
+    write_tree(project, {"tests/test_app.py": TWO_TESTS.replace('Path("/tmp/known.txt")', '(tmp_path / "k")')})
+    (project / "hermetic-baseline.txt").write_text(COMMENTED, encoding="utf-8")
+    result = hermetic(["baseline", "prune"], cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert baseline_text(project) == (
+        HEADER + "# other: the fixture server writes here, see #123\n" + OTHER + "\n# footer: keep this file short\n"
+    )
+    assert "hermetic-baseline.txt:5: the comment above the entry went with it: " \
+        "\"# known: waiting for the exporter's tmp_path support\" (and 1 more lines)" in result.stdout
+
+
+def test_regenerate_sorts_entries_with_their_comments_and_moves_a_comment_to_an_edited_line(project: Path) -> None:
+    write_tree(project, {"tests/test_app.py": TWO_TESTS.replace("/tmp/known.txt", "/tmp/renamed.txt")})
+    (project / "hermetic-baseline.txt").write_text(COMMENTED, encoding="utf-8")
+    result = hermetic(["baseline", "regenerate"], cwd=project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert baseline_text(project) == (
+        HEADER
+        + "# known: waiting for the exporter's tmp_path support\n# (owner: @ana)\n"
+        + KNOWN.replace("known.txt", "renamed.txt") + "\n"
+        + "# other: the fixture server writes here, see #123\n" + OTHER + "\n"
+        + "# footer: keep this file short\n"
+    )
+    again = hermetic(["baseline", "regenerate"], cwd=project)
+    assert again.stdout.splitlines()[-1] == "hermetic-baseline.txt: 2 entries (unchanged)"
+    # the plugin reads the commented file as the commands do
+    assert flake8(["."], cwd=project).stdout == ""
+
+
+# -- HRM501's what is the test's first statement ---------------------------------------------------
+
+def test_hrm501_entries_store_the_first_statement_and_old_docstring_entries_still_match(project: Path) -> None:
+    silent = '''\
+        def test_export(tmp_path):
+            """Export the report to a file and hope."""
+            export(tmp_path)
+    '''
+    write_tree(project, {"setup.cfg": "[flake8]\nselect = HRM501,HRM900\n", "tests/test_app.py": silent})
+    (project / "hermetic-baseline.txt").unlink()
+    assert hermetic(["baseline", "regenerate"], cwd=project).returncode == 0
+    assert baseline_text(project).splitlines()[-1] == "tests/test_app.py::test_export\tHRM501\texport(tmp_path)"
+    # an entry written before: the def line and its docstring; the loose pass still accepts it
+    old = 'tests/test_app.py::test_export\tHRM501\tdef test_export(tmp_path): """Export the report to a file and hope'
+    (project / "hermetic-baseline.txt").write_text(old + "\n", encoding="utf-8")
+    assert (flake8(["."], cwd=project).stdout, hermetic(["check"], cwd=project).returncode) == ("", 0)

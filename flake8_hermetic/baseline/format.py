@@ -64,6 +64,9 @@ class Entry:
     code: str
     what: str
     line: int = field(default=0, compare=False)
+    #: the ``#`` comment lines written above the entry: they belong to it, move with it when the
+    #: file is sorted, and go only when it goes
+    comments: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def where(self) -> str:
@@ -84,6 +87,7 @@ class Baseline:
     path: str
     header: list[str] = field(default_factory=list)
     entries: list[Entry] = field(default_factory=list)
+    footer: list[str] = field(default_factory=list)  # comments below the last entry
 
     @property
     def directory(self) -> str:
@@ -222,14 +226,17 @@ def parse_all(text: str, path: str) -> tuple[Baseline, list[BaselineError]]:
     """Parse every line, collecting the malformed ones instead of stopping.
 
     The header is every comment (and the blank lines between them) above the
-    first entry; comments further down are not kept when the file is
-    rewritten, since the entries around them are re-sorted.
+    first entry and a blank line; the comment lines further down belong to
+    the entry below them (:attr:`Entry.comments`), and those below the last
+    entry are the footer, so a rewrite keeps every comment.
     """
     if text.startswith("\ufeff"):
         text = text[1:]
     baseline = Baseline(path)
     problems: list[BaselineError] = []
     in_header = True
+    blank_above = False  # a blank line above the first entry: the comments below it are that entry's
+    comments: list[str] = []  # the comment lines since the last entry (or blank line, in the header)
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip("\r")
         if line.startswith(CONFLICT_MARKERS):
@@ -239,17 +246,30 @@ def parse_all(text: str, path: str) -> tuple[Baseline, list[BaselineError]]:
             ))
             in_header = False
             continue
-        if not line.strip() or line.lstrip().startswith("#"):
-            if in_header:
-                baseline.header.append(line.rstrip())
+        if not line.strip():
+            if in_header:  # a blank line closes a header block: what is above it is the header's
+                baseline.header.extend([*comments, ""])
+                comments = []
+                blank_above = True
             continue
+        if line.lstrip().startswith("#"):
+            comments.append(line.rstrip())
+            continue
+        if in_header and not blank_above:  # one block of comments, then the entries: the header
+            baseline.header.extend(comments)
+            comments = []
         in_header = False
         try:
             entry = _parse_line(line)
         except ValueError as exc:
             problems.append(BaselineError(path, number, str(exc)))
             continue
-        baseline.entries.append(Entry(entry.path, entry.scope, entry.code, entry.what, number))
+        baseline.entries.append(Entry(entry.path, entry.scope, entry.code, entry.what, number, tuple(comments)))
+        comments = []
+    if in_header:
+        baseline.header.extend(comments)
+    else:
+        baseline.footer.extend(comments)
     while baseline.header and not baseline.header[-1]:
         baseline.header.pop()
     while baseline.header and not baseline.header[0]:
@@ -286,13 +306,18 @@ def load(path: str) -> Baseline:
     return Baseline(path) if text is None else parse(text, path)
 
 
-def render(header: Iterable[str], entries: Iterable[Entry]) -> str:
-    """The file's text: header comments, then the entries sorted."""
+def render(header: Iterable[str], entries: Iterable[Entry], footer: Iterable[str] = ()) -> str:
+    """The file's text: header comments, then the entries sorted, each
+    below its own comments, then the footer comments."""
     lines = list(header)
-    body = sorted(entry.render() for entry in entries)
-    if lines and body:
-        lines.append("")
+    body: list[str] = []
+    for entry in sorted(entries, key=Entry.render):
+        body.extend(entry.comments)
+        body.append(entry.render())
+    if body and (lines or body[0].startswith("#")):
+        lines.append("")  # the blank line that tells the header from the first entry's comments
     lines.extend(body)
+    lines.extend(footer)
     return "\n".join(lines) + "\n" if lines else ""
 
 

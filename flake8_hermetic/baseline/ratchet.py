@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, Protocol, TypeVar
 
 from flake8_hermetic.baseline.format import ANY, Baseline, Entry, is_runtime
@@ -98,6 +98,39 @@ def regenerate(baseline: Baseline, current: Mapping[str, Judged[F]], exists: Cal
                 fresh.append(Entry(path, finding.scope, finding.code, _what(finding)))
     fresh.extend(Entry(path, scope, code, ANY) for path, scope, code in sorted(starred))
     return sorted(kept + fresh)
+
+
+def carry_comments(old: Sequence[Entry], new: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
+    """``new`` with the comments of the ``old`` entries they replace, and the
+    old entries whose comments found no home (their entry went).
+
+    A comment stays with its entry's line when that line is still there,
+    else moves to an entry of the same (where, code) (the flagged line was
+    edited: the debt, and the reason given for it, is the same).
+    """
+    result = list(new)
+    by_line: dict[str, list[int]] = defaultdict(list)
+    by_group: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for index, entry in enumerate(result):
+        if not entry.comments:  # the entries that can take an old entry's comments
+            by_line[entry.render()].append(index)
+            by_group[(entry.path, entry.scope, entry.code)].append(index)
+    kept = {id(entry) for entry in new}
+    taken: set[int] = set()
+    waiting = [entry for entry in old if entry.comments and id(entry) not in kept]
+    lost: list[Entry] = []
+    for candidates in (lambda e: by_line[e.render()], lambda e: by_group[(e.path, e.scope, e.code)]):
+        still: list[Entry] = []
+        for entry in waiting:
+            free = [index for index in candidates(entry) if index not in taken]
+            if free:
+                taken.add(free[0])
+                result[free[0]] = replace(result[free[0]], comments=entry.comments)
+            else:
+                still.append(entry)
+        waiting = still
+    lost.extend(waiting)
+    return result, lost
 
 
 def prune(

@@ -44,8 +44,10 @@ def command_regenerate(args: argparse.Namespace) -> int:
                 )
                 return 1
         entries = ratchet.regenerate(old, current, common.exists_under(result.baseline_dir))
+        entries, lost = ratchet.carry_comments(old.entries, entries)
         header = old.header if existing is not None else list(NEW_FILE_HEADER)
-        wrote = common.write_baseline(target, header, entries)
+        wrote = common.write_baseline(target, header, entries, old.footer)
+    common.print_lost_comments(shown, lost)
     common.print_changes(old.entries, entries)
     if existing is None:
         print(f"{shown}: {len(entries)} entries (new file: commit it; from now on it only shrinks"
@@ -71,7 +73,8 @@ def command_prune(args: argparse.Namespace) -> int:
         if args.check:
             return 1 if removed else 0
         if removed:
-            common.write_baseline(target, old.header, kept)  # type: ignore[arg-type]
+            common.write_baseline(target, old.header, kept, old.footer)  # type: ignore[arg-type]
+    common.print_lost_comments(shown, [entry for entry, _ in removed])
     common.print_changes(old.entries, kept)
     print(f"{shown}: {len(kept)} entries")
     # as a fixing hook: the file changed, so the commit must be retried with it staged

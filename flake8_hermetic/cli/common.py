@@ -122,9 +122,18 @@ def baseline_lock(path: str) -> Iterator[None]:
         yield
 
 
-def write_baseline(path: str, header: Sequence[str], entries: Sequence[Entry]) -> bool:
+def print_lost_comments(shown_path: str, entries: Sequence[Entry]) -> None:
+    """Say which comments left the file with their entries (nothing else removes one)."""
+    for entry in entries:
+        if entry.comments:
+            more = f" (and {len(entry.comments) - 1} more lines)" if len(entry.comments) > 1 else ""
+            print(f"{shown_path}:{entry.line - len(entry.comments)}: the comment above the entry went with it: "
+                  f"{entry.comments[0].strip()!r}{more}")
+
+
+def write_baseline(path: str, header: Sequence[str], entries: Sequence[Entry], footer: Sequence[str] = ()) -> bool:
     """Write the baseline if its text changes; True if it did."""
-    text = render(header, entries)
+    text = render(header, entries, footer)
     if read_text(path) == text:
         return False
     try:

@@ -163,7 +163,7 @@ def decide(
                          if (j.path, j.scope, j.code) not in starred]
         fresh_entries += [Entry(path, scope, code, ANY) for path, scope, code in sorted(starred)]
         header = baseline.header if existing is not None else list(NEW_FILE_HEADER)
-        text = render(header, kept + fresh_entries)
+        text = render(header, kept + fresh_entries, baseline.footer)
         if text != existing:
             write_atomic(baseline_path, text)
             verdict.written = baseline_path
