@@ -250,7 +250,7 @@ def test_baseline_check_reports_stale_missing_and_malformed_lines(project: Path)
     assert (clean.returncode, clean.stdout) == (0, "hermetic-baseline.txt: 5 entries, all current\n")
 
 
-def test_stats_counts_per_code_and_directory_most_first(project: Path) -> None:
+def test_stats_counts_per_code_and_file_most_first(project: Path) -> None:
     baseline_file(project).write_text(
         "\n".join([*EXPECTED_ENTRIES, "conftest.py\tHRM201\ttime.sleep(1)", "integration/test_a.py\tHRM105\t*"]) + "\n",
         encoding="utf-8",
@@ -264,6 +264,14 @@ def test_stats_counts_per_code_and_directory_most_first(project: Path) -> None:
         "HRM105        4",
         "HRM201        3",
         "",
+        "file                   entries",
+        "tests/test_legacy.py         4",
+        "conftest.py                  1",
+        "integration/test_a.py        1",
+        "tests/test_sleepy.py         1",
+    ]
+    by_directory = hermetic(["baseline", "stats", "--by", "directory"], cwd=project)
+    assert by_directory.stdout.splitlines()[2:] == [
         "directory    entries",
         "tests              5",
         ".                  1",

@@ -170,13 +170,27 @@ def _most_first(counts: Counter[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
+STATS_KEYS = ("code", "file", "test", "directory")
+
+
+def _key_of(entry: Entry, by: str) -> str:
+    if by == "code":
+        return entry.code
+    if by == "file":
+        return entry.path
+    if by == "test":
+        return entry.where  # the node id (the path alone for module-level code)
+    top, separator, _ = entry.path.partition("/")
+    return top if separator else "."
+
+
+def tally(entries: Iterable[Entry], by: str) -> list[tuple[str, int]]:
+    """Entries per code, file, test (node id) or top-level directory (``.``
+    for files at the root), most first."""
+    return _most_first(Counter(_key_of(entry, by) for entry in entries))
+
+
 def stats(entries: Iterable[Entry]) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-    """Entries per code and per top-level directory (``.`` for files at the
-    baseline's level), most first."""
-    by_code: Counter[str] = Counter()
-    by_directory: Counter[str] = Counter()
-    for entry in entries:
-        by_code[entry.code] += 1
-        top, separator, _ = entry.path.partition("/")
-        by_directory[top if separator else "."] += 1
-    return _most_first(by_code), _most_first(by_directory)
+    """Entries per code and per top-level directory, most first."""
+    entries = list(entries)
+    return tally(entries, "code"), tally(entries, "directory")

@@ -7,11 +7,14 @@ import contextlib
 import sys
 from typing import Any
 
-from flake8_hermetic.baseline import ratchet
+from flake8_hermetic.baseline import charts, history, ratchet
 from flake8_hermetic.baseline.format import (
-    NEW_FILE_HEADER, Baseline, load, parse, parse_all, read_text, write_target,
+    NEW_FILE_HEADER, Baseline, load, parse, parse_all, read_text, write_atomic, write_target,
 )
 from flake8_hermetic.cli import common
+
+DEFAULT_TOP = 10  # files in the default view of stats
+HISTORY_LIMIT = 50
 
 
 def _read(shown: str) -> tuple[str | None, Baseline]:
@@ -103,19 +106,53 @@ def command_baseline_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_table(title: str, rows: list[tuple[str, int]], top: int | None) -> None:
+    shown_rows = rows[:top] if top else rows
+    width = max(len(title), *(len(name) for name, _ in shown_rows))
+    print(f"\n{title:<{width}}  entries")
+    for name, count in shown_rows:
+        print(f"{name:<{width}}  {count:>7}")
+    if len(rows) > len(shown_rows):
+        print(f"... and {len(rows) - len(shown_rows)} more (--by {title} --top 0 lists them all)")
+
+
 def command_stats(args: argparse.Namespace) -> int:
     shown = common.shown(common.prepare_scan(args).baseline_path)
+    if args.history:
+        return _history(args, shown)
     baseline = load(shown)
-    by_code, by_directory = ratchet.stats(baseline.entries)
     print(f"{shown}: {len(baseline.entries)} entries")
-    for title, rows in (("code", by_code), ("directory", by_directory)):
-        if not rows:
-            continue
-        width = max(len(title), *(len(name) for name, _ in rows))
-        print(f"\n{title:<{width}}  entries")
-        for name, count in rows:
-            print(f"{name:<{width}}  {count:>7}")
+    # default: every code, then the ten most indebted files
+    views = [(args.by, args.top)] if args.by else [("code", args.top), ("file", args.top or DEFAULT_TOP)]
+    for by, top in views:
+        rows = ratchet.tally(baseline.entries, by)
+        if rows:
+            _print_table(by, rows, top)
     return 0
+
+
+def _history(args: argparse.Namespace, shown: str) -> int:
+    try:
+        points = history.read_history(shown, args.limit)
+    except history.HistoryError as exc:
+        raise common.CommandError(f"flake8-hermetic: cannot read the history of {shown}: {exc}") from None
+    print("\n".join(charts.table(points)))
+    if args.chart == "always" or (args.chart == "auto" and sys.stdout.isatty()):
+        print()
+        print("\n".join(charts.terminal(points)))
+    if args.svg:
+        try:
+            write_atomic(args.svg, charts.svg(points, f"{shown}: entries per code"))
+        except OSError as exc:
+            raise common.CommandError(f"flake8-hermetic: cannot write {args.svg}: {exc.strerror}") from None
+        print(f"wrote {args.svg}")
+    return 0
+
+
+def _count(text: str) -> int:
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
 
 
 def add_parser(commands: Any) -> None:
@@ -147,6 +184,17 @@ def add_parser(commands: Any) -> None:
     judge = actions.add_parser("check", help="report stale, missing-file and malformed entries")
     common.lint_options(judge)
     judge.set_defaults(handler=command_baseline_check)
-    stats = actions.add_parser("stats", help="entries per code and per top-level directory")
+    stats = actions.add_parser(
+        "stats", help="where the debt is (per code, file or test, most first), or how it burnt down (--history)",
+    )
     common.config_options(stats)
+    stats.add_argument("--by", choices=ratchet.STATS_KEYS, help="one table (default: every code, then the top files)")
+    stats.add_argument("--top", type=_count, metavar="N", help="list only the N most indebted (0: all)")
+    stats.add_argument("--history", action="store_true",
+                       help="entries per commit and code over the baseline's git history, oldest first")
+    stats.add_argument("--limit", type=_count, default=HISTORY_LIMIT, metavar="N",
+                       help=f"--history: the last N commits that changed the file (default {HISTORY_LIMIT})")
+    stats.add_argument("--svg", metavar="FILE", help="--history: also write the burn-down as an SVG chart")
+    stats.add_argument("--chart", choices=("auto", "always", "never"), default="auto",
+                       help="--history: unicode bars after the table (auto: on a terminal)")
     stats.set_defaults(handler=command_stats)

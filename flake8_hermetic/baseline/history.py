@@ -1,0 +1,105 @@
+"""The baseline's burn-down: its entries per code in each commit that changed it.
+
+Git is asked twice, whatever the length of the history: ``git log`` for the
+commits that touched the file, then one ``git cat-file --batch`` for the
+file's text in each of them. Both run in the baseline's directory, with a
+timeout. A version of the file that does not parse (a conflict committed by
+mistake, a line a later version of the pack refuses) is counted from the
+lines that do parse: history is read, never judged.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from flake8_hermetic.baseline.format import parse_all, read_text
+
+GIT_TIMEOUT = 60  # seconds, for each of the two git calls
+FIELD = "\x1f"
+
+
+class HistoryError(Exception):
+    """The history cannot be read; ``str()`` is the one line to show."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """The baseline as one commit left it (``commit`` is "" for the working tree)."""
+
+    commit: str
+    date: str
+    subject: str
+    counts: Counter[str]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def _git(args: Sequence[str], cwd: str, data: bytes | None = None) -> bytes:
+    try:
+        result = subprocess.run(
+            ["git", *args], cwd=cwd, input=data, capture_output=True, timeout=GIT_TIMEOUT, check=False,
+        )
+    except FileNotFoundError:
+        raise HistoryError("git is not installed (or not on PATH)") from None
+    except subprocess.TimeoutExpired:
+        raise HistoryError(f"git {args[0]} took more than {GIT_TIMEOUT} seconds") from None
+    except OSError as exc:
+        raise HistoryError(f"cannot run git: {exc.strerror}") from None
+    if result.returncode != 0:
+        message = result.stderr.decode(errors="replace").strip().splitlines()
+        raise HistoryError(f"git {args[0]}: {message[-1] if message else f'exit status {result.returncode}'}")
+    return result.stdout
+
+
+def counts_of(text: str, path: str) -> Counter[str]:
+    """Entries per code in one version of the file (lines that do not parse are left out)."""
+    baseline, _ = parse_all(text, path)
+    return Counter(entry.code for entry in baseline.entries)
+
+
+def _blobs(revisions: Sequence[str], name: str, cwd: str) -> list[bytes | None]:
+    """The file's bytes at each revision (None where it did not exist), in one git call."""
+    request = "".join(f"{revision}:./{name}\n" for revision in revisions).encode()
+    output = _git(["cat-file", "--batch"], cwd, request)
+    blobs: list[bytes | None] = []
+    position = 0
+    for _ in revisions:
+        end = output.index(b"\n", position)
+        header = output[position:end].split()
+        position = end + 1
+        if len(header) != 3:  # "<object> missing"
+            blobs.append(None)
+            continue
+        size = int(header[2])
+        blobs.append(output[position:position + size])
+        position += size + 1  # the content, then a newline
+    return blobs
+
+
+def read_history(path: str, limit: int) -> list[Point]:
+    """The baseline in each of the last ``limit`` commits that changed it,
+    oldest first (``limit`` 0: all of them), then the working tree's file if
+    it differs from the last."""
+    directory, name = os.path.split(os.path.abspath(path))
+    count = [f"--max-count={limit}"] if limit else []
+    log = _git(
+        ["log", *count, "--date=short", f"--format=%H{FIELD}%ad{FIELD}%s", "--", name], directory,
+    ).decode(errors="replace")
+    commits = [line.split(FIELD, 2) for line in log.splitlines() if line.count(FIELD) == 2]
+    if not commits:
+        raise HistoryError(f"no commit has {name} in this git repository (commit it first)")
+    commits.reverse()
+    points = []
+    for (commit, date, subject), blob in zip(commits, _blobs([c[0] for c in commits], name, directory)):
+        text = "" if blob is None else blob.decode("utf-8", errors="replace")
+        points.append(Point(commit, date, subject, counts_of(text, path)))
+    current = counts_of(read_text(path) or "", path)
+    if current != points[-1].counts:
+        points.append(Point("", "", "(working tree)", current))
+    return points
