@@ -4,7 +4,8 @@
     flake8-hermetic baseline regenerate [PATH ...] [--allow-growth]
     flake8-hermetic baseline prune [PATH ...] [--check | --exit-nonzero-on-fix]
     flake8-hermetic baseline check [PATH ...]
-    flake8-hermetic baseline stats
+    flake8-hermetic baseline stats [--by code|file|test|directory] [--top N]
+    flake8-hermetic baseline stats --history [--limit N] [--svg FILE] [--chart auto|always|never]
     flake8-hermetic rules
     flake8-hermetic explain HRMnnn
 
