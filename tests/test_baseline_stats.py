@@ -173,3 +173,18 @@ def test_history_of_an_uncommitted_baseline_says_to_commit_it(project: Path) -> 
         "no commit has hermetic-baseline.txt in this git repository (commit it first)\n"
     ))
     assert os.path.exists(project / ".git")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["--svg", "x.svg"], "--svg needs --history", id="svg-without-history"),
+        pytest.param(["--chart", "always"], "--chart needs --history", id="chart-without-history"),
+        pytest.param(["--history", "--by", "file"], "--by and --top are for the current file", id="by-with-history"),
+    ],
+)
+def test_options_that_would_be_ignored_are_refused(project: Path, args: list[str], message: str) -> None:
+    result = hermetic(["baseline", "stats", *args], cwd=project)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"flake8-hermetic: {message}")
+    assert not (project / "x.svg").exists()

@@ -117,6 +117,12 @@ def _print_table(title: str, rows: list[tuple[str, int]], top: int | None) -> No
 
 
 def command_stats(args: argparse.Namespace) -> int:
+    history_only = [flag for flag, given in (("--svg", args.svg), ("--limit", args.limit is not None),
+                                             ("--chart", args.chart is not None)) if given]
+    if args.history and (args.by or args.top is not None):
+        raise common.CommandError("flake8-hermetic: --by and --top are for the current file, not --history")
+    if history_only and not args.history:
+        raise common.CommandError(f"flake8-hermetic: {history_only[0]} needs --history")
     shown = common.shown(common.prepare_scan(args).baseline_path)
     if args.history:
         return _history(args, shown)
@@ -133,11 +139,11 @@ def command_stats(args: argparse.Namespace) -> int:
 
 def _history(args: argparse.Namespace, shown: str) -> int:
     try:
-        points = history.read_history(shown, args.limit)
+        points = history.read_history(shown, HISTORY_LIMIT if args.limit is None else args.limit)
     except history.HistoryError as exc:
         raise common.CommandError(f"flake8-hermetic: cannot read the history of {shown}: {exc}") from None
     print("\n".join(charts.table(points)))
-    if args.chart == "always" or (args.chart == "auto" and sys.stdout.isatty()):
+    if args.chart == "always" or (args.chart in (None, "auto") and sys.stdout.isatty()):
         print()
         print("\n".join(charts.terminal(points)))
     if args.svg:
@@ -192,9 +198,9 @@ def add_parser(commands: Any) -> None:
     stats.add_argument("--top", type=_count, metavar="N", help="list only the N most indebted (0: all)")
     stats.add_argument("--history", action="store_true",
                        help="entries per commit and code over the baseline's git history, oldest first")
-    stats.add_argument("--limit", type=_count, default=HISTORY_LIMIT, metavar="N",
+    stats.add_argument("--limit", type=_count, metavar="N",
                        help=f"--history: the last N commits that changed the file (default {HISTORY_LIMIT})")
     stats.add_argument("--svg", metavar="FILE", help="--history: also write the burn-down as an SVG chart")
-    stats.add_argument("--chart", choices=("auto", "always", "never"), default="auto",
+    stats.add_argument("--chart", choices=("auto", "always", "never"),
                        help="--history: unicode bars after the table (auto: on a terminal)")
     stats.set_defaults(handler=command_stats)
