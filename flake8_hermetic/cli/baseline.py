@@ -35,7 +35,8 @@ def command_regenerate(args: argparse.Namespace) -> int:
         existing, old = _read(shown)
         # Growth is the explicit act: an existing baseline only shrinks unless told.
         # Creating the file is the adoption itself, so it needs no flag.
-        if existing is not None and not args.allow_growth:
+        adopting = existing is None
+        if not adopting and not args.allow_growth:
             grown = [f for new, _ in ratchet.judge(old, current).values() for f in new]
             if grown:
                 for found in sorted(grown, key=lambda f: (f.filename, f.line, f.col)):
@@ -52,7 +53,7 @@ def command_regenerate(args: argparse.Namespace) -> int:
         wrote = common.write_baseline(target, header, entries, old.footer)
     common.print_lost_comments(shown, lost)
     common.print_changes(old.entries, entries)
-    if existing is None:
+    if adopting:
         print(f"{shown}: {len(entries)} entries (new file: commit it; from now on it only shrinks"
               " unless regenerate is given --allow-growth)")
     else:
