@@ -55,7 +55,6 @@ class Runtime:
         self.patterns = patterns if patterns is not None and patterns.rules else None
         self.baseline = baseline
         self.baseline_files = baseline.by_file() if baseline else {}
-        self.baseline_dir = baseline.directory if baseline else settings.config_dir
 
 
 def file_role(runtime: Runtime, filename: str, path: str, tree: ast.Module | None = None) -> Role:
@@ -140,9 +139,6 @@ class HermeticChecker:
         if not settings.test_files_given:
             check_pytest_configs(cls.runtime, options)
 
-    def relative_path(self, runtime: Runtime) -> str:
-        return entry_path(self.filename, runtime.baseline_dir)
-
     def role(self, runtime: Runtime, path: str) -> Role:
         return file_role(runtime, self.filename, path, self.tree if isinstance(self.tree, ast.Module) else None)
 
@@ -151,7 +147,7 @@ class HermeticChecker:
         if runtime is None:
             return
         settings = runtime.settings
-        # Globs are written from the project root (the config's directory),
+        # Globs and baseline paths are written from the project root,
         # whatever the working directory or the editor's form of the path.
         path = entry_path(self.filename, settings.config_dir)
         role = self.role(runtime, path)
@@ -176,7 +172,7 @@ class HermeticChecker:
             return
         stale: list[Entry] = []
         if runtime.baseline_files:
-            found, stale = self.match_baseline(runtime, found, judged)
+            found, stale = self.match_baseline(runtime, path, found, judged)
         for v in sorted(found, key=lambda v: (v.line, v.col, v.code)):
             yield v.line, v.col, v.text, type(self)
         if stale and STALE_CODE in settings.enabled:
@@ -190,9 +186,12 @@ class HermeticChecker:
             what = what_text(source, v.node)
             yield v.line, v.col, CONTEXT_SEPARATOR.join((v.text, v.where, what)), type(self)
 
-    def match_baseline(self, runtime: Runtime, found: list[Any], judged: set[str]) -> tuple[list[Any], list[Entry]]:
-        """The violations the baseline of this file does not accept, and its stale entries."""
-        entries = runtime.baseline_files.get(self.relative_path(runtime))
+    def match_baseline(
+        self, runtime: Runtime, path: str, found: list[Any], judged: set[str]
+    ) -> tuple[list[Any], list[Entry]]:
+        """The violations the baseline of this file (``path``, from the project
+        root) does not accept, and its stale entries."""
+        entries = runtime.baseline_files.get(path)
         if not entries:
             return found, []
         source = "".join(self.lines)

@@ -107,8 +107,9 @@ class Scan:
     problems: list[Found] = field(default_factory=list)  # E902/E999
 
     @property
-    def baseline_dir(self) -> str:
-        return os.path.dirname(os.path.abspath(self.baseline_path))
+    def root(self) -> str:
+        """The project root: baseline paths are relative to it."""
+        return self.settings.config_dir
 
     @property
     def enabled(self) -> frozenset[str]:
@@ -125,7 +126,7 @@ class Scan:
         except flake8_exceptions.ExecutionError as exc:
             raise ScanError(f"flake8-hermetic: {exc}") from None
         for filename, results, _ in sorted(manager.results, key=lambda item: item[0]):
-            path = entry_path(filename, self.baseline_dir)
+            path = entry_path(filename, self.root)
             if path in self.files:
                 continue  # named twice on the command line: judged once
             linted: LintedFile | None = None

@@ -175,8 +175,8 @@ def _artifact(found: Found) -> dict[str, object]:
 def sarif(report: Report, rules: Sequence[RuleHelp], root: str) -> str:
     """A SARIF 2.1.0 log: one run, a rule entry per code, a result per finding.
 
-    Paths are relative to ``root`` (the baseline's directory), declared as
-    ``%SRCROOT%``.
+    Paths are relative to ``root`` (the project root, which baseline paths
+    are relative to too), declared as ``%SRCROOT%``.
     """
     index = {rule.code: position for position, rule in enumerate(rules)}
     driver_rules = []

@@ -378,7 +378,7 @@ MALFORMED = [
     pytest.param("tests/test_legacy.py\tHRM105\n", "expected 3 TAB-separated fields", id="field-count"),
     pytest.param("tests/test_legacy.py\tHRMX05\tos.chdir(d)\n", "is not an error code", id="bad-code"),
     pytest.param(">>>>>>> feature\n", "merge-conflict marker", id="conflict-marker"),
-    pytest.param("tests/../../outside.py\tHRM105\tos.chdir(d)\n", "escapes the baseline's directory", id="escaping"),
+    pytest.param("tests/../../outside.py\tHRM105\tos.chdir(d)\n", "leaves the project root", id="escaping"),
 ]
 
 

@@ -220,12 +220,20 @@ def test_no_baseline_precedence(
     assert settings.baseline_path == (str(workspace / BASELINE_NAME) if baseline_used else None)
 
 
-def test_default_baseline_sits_next_to_the_flake8_config(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("tox_ini", "root"), [
+    pytest.param("[flake8]\n", "", id="table-configures"),
+    pytest.param("[flake8]\nhermetic-repo-dirs = y\n", "sub", id="flake8-config-configures"),
+])
+def test_default_baseline_sits_in_the_root_of_the_config_that_configures_the_pack(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, tox_ini: str, root: str,
+) -> None:
     write_tree(workspace, {
         "pyproject.toml": "[tool.flake8-hermetic]\nrepo-dirs = ['x']\n",
-        "sub/tox.ini": "[flake8]\n",
+        "sub/tox.ini": tox_ini,
     })
-    assert resolved(monkeypatch, []).baseline_path == str(workspace / "sub" / BASELINE_NAME)
+    settings = resolved(monkeypatch, [])
+    assert settings.config_dir == str(workspace / root).rstrip("/")
+    assert settings.baseline_path == str(workspace / root / BASELINE_NAME)
 
 
 def test_default_baseline_sits_next_to_the_table_without_flake8_config(

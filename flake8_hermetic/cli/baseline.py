@@ -40,7 +40,7 @@ def command_regenerate(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 1
-        entries = ratchet.regenerate(old, current, common.exists_under(result.baseline_dir))
+        entries = ratchet.regenerate(old, current, common.exists_under(result.root))
         header = old.header if existing is not None else list(NEW_FILE_HEADER)
         wrote = common.write_baseline(target, header, entries)
     common.print_changes(old.entries, entries)
@@ -57,7 +57,7 @@ def command_prune(args: argparse.Namespace) -> int:
     judged = common.judged(result, False)
     with common.baseline_lock(target) if target is not None else contextlib.nullcontext():
         old = load(shown)  # again, under the lock
-        kept, removed = ratchet.prune(old, judged, common.exists_under(result.baseline_dir))
+        kept, removed = ratchet.prune(old, judged, common.exists_under(result.root))
         for entry, reason in removed:
             verb = "would remove" if args.check else "removed"
             print(f"{shown}:{entry.line}: {verb} {entry.render()!r}: {reason}")
@@ -76,7 +76,7 @@ def command_baseline_check(args: argparse.Namespace) -> int:
     baseline, malformed = parse_all(read_text(shown) or "", shown)
     result.run()
     problems = [(error.line, str(error)) for error in malformed]
-    _, removed = ratchet.prune(baseline, common.judged(result, False), common.exists_under(result.baseline_dir))
+    _, removed = ratchet.prune(baseline, common.judged(result, False), common.exists_under(result.root))
     for entry, reason in removed:
         problems.append((entry.line, f"{shown}:{entry.line}: {reason}: {entry.render()!r}"))
     owned = common.owned_codes(result.settings)

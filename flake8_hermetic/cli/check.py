@@ -78,7 +78,7 @@ def _render(args: argparse.Namespace, result: Scan, report: reporting.Report) ->
     if args.format == "sarif":
         codes = {*result.enabled, *(f.code for f in report.findings())}
         rules = reporting.rule_help(codes, ruledocs.pages(), common.project_rules(result.settings))
-        text = reporting.sarif(report, rules, result.baseline_dir)
+        text = reporting.sarif(report, rules, result.root)
     else:
         text = reporting.json_findings(report)
     return text, [*statistics, report.summary()]  # stdout stays one JSON document

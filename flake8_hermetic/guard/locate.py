@@ -9,7 +9,7 @@ from __future__ import annotations
 import configparser
 import os
 
-from flake8_hermetic.baseline.format import BASELINE_NAME
+from flake8_hermetic.baseline.format import BASELINE_NAME, BaselineError
 
 
 def _same_key(path: str) -> tuple[int, int] | None:
@@ -58,28 +58,62 @@ def _flake8_option(config_path: str, name: str) -> str | None:
     return None
 
 
-def find_baseline(start: str, explicit: str | None = None, no_baseline: bool = False) -> str | None:
-    """The baseline the static side would use from ``start``: ``--hermetic-baseline``
-    (given here), the flake8 config's ``hermetic-baseline``, the pyproject
-    table's ``baseline``, else ``hermetic-baseline.txt`` next to the config."""
-    if no_baseline:
-        return None
-    if explicit:
-        return os.path.abspath(os.path.join(start, explicit))
-    config = _flake8_config(start)
-    if config:
-        if (_flake8_option(config, "hermetic-no-baseline") or "").lower() in ("1", "true", "yes", "on"):
-            return None
-        named = _flake8_option(config, "hermetic-baseline")
-        directory = os.path.dirname(config)
-        return os.path.abspath(os.path.join(directory, named or BASELINE_NAME))
-    from flake8_hermetic.settings import find_pyproject, read_pyproject_table
+def _configures_pack(config_path: str) -> bool:
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read(config_path, encoding="utf-8")
+    except (configparser.Error, OSError, UnicodeDecodeError):
+        return False
+    return parser.has_section("flake8") and any(
+        key.replace("_", "-").startswith("hermetic-") for key in parser.options("flake8")
+    )
 
-    pyproject = find_pyproject(start)
+
+def locate(start: str, explicit: str | None = None, no_baseline: bool = False) -> tuple[str | None, str]:
+    """``(baseline, project root)`` as the static side finds them from
+    ``start``: the baseline is ``--hermetic-baseline`` (given here), the
+    flake8 config's ``hermetic-baseline``, the pyproject table's
+    ``baseline``, else ``hermetic-baseline.txt`` in the project root; the
+    root is :func:`flake8_hermetic.settings.project_root`'s. A configured
+    baseline outside the root is refused (:class:`BaselineError`)."""
+    from flake8_hermetic.settings import find_pyproject, project_root, read_pyproject_table
+
+    config = _flake8_config(start)
+    pyproject = find_pyproject(os.path.dirname(config) if config else start)
     table = read_pyproject_table(pyproject) if pyproject else {}
-    if pyproject and table:
+    root = project_root(config, pyproject, table) if (config or table) else os.path.abspath(start)
+    if no_baseline:
+        return None, root
+    if explicit:
+        return os.path.abspath(os.path.join(start, explicit)), root
+    named = None
+    key = "hermetic-baseline"
+    if config and _configures_pack(config):
+        if (_flake8_option(config, "hermetic-no-baseline") or "").lower() in ("1", "true", "yes", "on"):
+            return None, root
+        named = _flake8_option(config, "hermetic-baseline")
+        source = config
+    elif table:
         if table.get("no-baseline") or table.get("hermetic-no-baseline"):
-            return None
-        named = table.get("baseline") or table.get("hermetic-baseline")
-        return os.path.abspath(os.path.join(os.path.dirname(pyproject), named or BASELINE_NAME))
-    return os.path.abspath(os.path.join(start, BASELINE_NAME))
+            return None, root
+        key = "baseline" if table.get("baseline") else "hermetic-baseline"
+        named = table.get(key)
+        source = pyproject or ""
+    if not named:
+        return os.path.join(root, BASELINE_NAME), root
+    baseline = os.path.abspath(os.path.join(os.path.dirname(source), str(named)))
+    relative = os.path.relpath(baseline, root)
+    if relative == ".." or relative.startswith(".." + os.sep) or os.path.isabs(relative):
+        from flake8_hermetic.settings import _config_line, _table_line
+
+        where = _config_line(source, key) if source == config else _table_line(source, key)
+        file, _, line = where.rpartition(":")
+        raise BaselineError(file or source, int(line) if line.isdigit() else 1,
+                            f"baseline: {baseline} is outside the project root {root}; "
+                            "a configured baseline must live inside the project")
+    return baseline, root
+
+
+def find_baseline(start: str, explicit: str | None = None, no_baseline: bool = False) -> str | None:
+    """The baseline the static side would use from ``start`` (see :func:`locate`)."""
+    return locate(start, explicit, no_baseline)[0]
