@@ -28,9 +28,11 @@ from flake8_hermetic.source import what_text
 STALE_CODE = "HRM900"
 CONTEXT_SEPARATOR = "\x1f"
 # With --hermetic-emit-context, the first result of every file the pack
-# walked, followed by the codes judged there: the commands learn which
-# entries they may call stale, and line 1's noqa (where HRM900 goes).
+# walked, followed by the codes judged there and its kind (TEST_KIND or
+# not): the commands learn which entries they may call stale, how many test
+# files they covered, and line 1's noqa (where HRM900 goes).
 LINTED_MARKER = "HRM000 linted"
+TEST_KIND = "test"
 
 
 def fail(message: str) -> None:
@@ -92,6 +94,26 @@ def check_pytest_configs(runtime: Runtime, options: argparse.Namespace) -> None:
             fail(str(problem))
 
 
+def warn_if_inert(options: argparse.Namespace, settings: Settings) -> None:
+    """One line on stderr when flake8's selection leaves out every HRM code
+    while the project has adopted the pack (a config sets its options, or a
+    baseline exists): plain ``flake8``, an editor and the flake8 hook would
+    otherwise pass having checked nothing. Once per run: only flake8's main
+    process says it (``--jobs`` workers parse the options again). A project
+    that never configured the pack is not told: the pack may simply be
+    installed in a shared environment."""
+    if settings.emit_context or not settings.configured or settings.enabled - {STALE_CODE}:
+        return
+    if multiprocessing.current_process().name != "MainProcess":
+        return
+    select = ",".join(getattr(options, "select", None) or []) or "?"
+    print(
+        f"flake8-hermetic: flake8's selection (select = {select}) leaves out every HRM code, so the pack "
+        "checks nothing here; add HRM to select (or extend-select = HRM)",
+        file=sys.stderr,
+    )
+
+
 class HermeticChecker:
     name = "flake8-hermetic"
     version = __version__
@@ -128,6 +150,7 @@ class HermeticChecker:
                 settings = dataclasses.replace(settings, enabled=settings.enabled | selected)
         except (ConfigError, BaselineError) as exc:
             fail(str(exc))
+        warn_if_inert(options, settings)
         active = [rule for code, rule in rules.items() if code in enabled]
         # Language servers run flake8 again and again in one process: a
         # conftest is read once per run, not once per server lifetime.
@@ -168,7 +191,7 @@ class HermeticChecker:
             # only the rules of the file's role ran: only their entries can be stale
             judged |= {rule.code for rule in engine.rule_classes} | (settings.enabled & {STALE_CODE})
         if settings.emit_context:
-            yield from self.with_context(found, judged)
+            yield from self.with_context(found, judged, is_test_file)
             return
         stale: list[Entry] = []
         if runtime.baseline_files:
@@ -178,9 +201,10 @@ class HermeticChecker:
         if stale and STALE_CODE in settings.enabled:
             yield from self.stale_reports(stale, settings)
 
-    def with_context(self, found: list[Any], judged: set[str]) -> Iterator[tuple[int, int, str, type]]:
+    def with_context(self, found: list[Any], judged: set[str], is_test: bool) -> Iterator[tuple[int, int, str, type]]:
         """``--hermetic-emit-context``: the linted marker, then each violation with its scope and text."""
-        yield 1, 0, CONTEXT_SEPARATOR.join((LINTED_MARKER, ",".join(sorted(judged)))), type(self)
+        kind = TEST_KIND if is_test else "other"
+        yield 1, 0, CONTEXT_SEPARATOR.join((LINTED_MARKER, ",".join(sorted(judged)), kind)), type(self)
         source = "".join(self.lines)
         for v in sorted(found, key=lambda v: (v.line, v.col, v.code)):
             what = what_text(source, v.node)

@@ -49,12 +49,20 @@ class Report:
     baselined: int
     #: the baselined findings flake8 would show (select, per-file-ignores, noqa)
     accepted: list[Found] = field(default_factory=list)
+    #: how many test files were linted (None: not counted, as for the runtime guard)
+    files: int | None = None
 
     def findings(self) -> list[Found]:
         return sorted(self.new + self.stale, key=lambda f: (f.filename, f.line, f.col, f.code))
 
     def summary(self) -> str:
-        return f"{len(self.new)} new, {self.baselined} baselined, {len(self.stale)} stale"
+        counts = f"{len(self.new)} new, {self.baselined} baselined, {len(self.stale)} stale"
+        return counts if self.files is None else f"{test_files(self.files)}, {counts}"
+
+
+def test_files(count: int) -> str:
+    """``1 test file``, ``27 test files``: what a run covered."""
+    return f"{count} test file{'' if count == 1 else 's'}"
 
 
 def default(report: Report, *, color: bool = False, show_source: bool = False, statistics: bool = False) -> str:

@@ -82,13 +82,13 @@ def test_regenerate_writes_every_violation_then_flake8_is_quiet_and_a_second_run
     project: Path,
 ) -> None:
     first = regenerate(project)
-    assert first.splitlines() == ["HRM105 +3 -0", "HRM201 +2 -0", "hermetic-baseline.txt: 5 entries"]
+    assert first.splitlines() == ["HRM105 +3 -0", "HRM201 +2 -0", "hermetic-baseline.txt: 5 entries; 2 test files linted"]
     assert entries(project) == EXPECTED_ENTRIES
     written = baseline_file(project).read_bytes()
     assert written.startswith(b"# ")  # a new file gets a header saying what it is
     assert flake8(["."], cwd=project).stdout == ""
     second = regenerate(project)
-    assert second.splitlines() == ["no changes", "hermetic-baseline.txt: 5 entries (unchanged)"]
+    assert second.splitlines() == ["no changes", "hermetic-baseline.txt: 5 entries (unchanged); 2 test files linted"]
     assert baseline_file(project).read_bytes() == written
 
 
@@ -153,7 +153,7 @@ def test_regenerate_no_grow_refuses_a_new_violation_and_writes_nothing(project: 
     edit(project / "tests" / "test_sleepy.py", "time.sleep(1)", "time.sleep(1)\n    time.sleep(3)")
     refused = hermetic(["baseline", "regenerate", "--no-grow"], cwd=project)
     assert refused.returncode == 1
-    assert codes_by_line(refused.stdout) == [("./tests/test_sleepy.py", 6, "HRM201")]
+    assert codes_by_line(refused.stdout) == [("tests/test_sleepy.py", 6, "HRM201")]
     assert "nothing written (--no-grow)" in refused.stderr
     assert baseline_file(project).read_bytes() == before
 
@@ -213,7 +213,7 @@ def test_prune_drops_stale_and_missing_file_entries_never_adds(project: Path) ->
 
     pruned = hermetic(["baseline", "prune"], cwd=project)
     assert pruned.returncode == 0
-    assert pruned.stdout.splitlines()[-2:] == ["HRM105 +0 -2", "hermetic-baseline.txt: 4 entries"]
+    assert pruned.stdout.splitlines()[-2:] == ["HRM105 +0 -2", "hermetic-baseline.txt: 4 entries; 2 test files linted"]
     assert entries(project) == [EXPECTED_ENTRIES[0], EXPECTED_ENTRIES[1], EXPECTED_ENTRIES[2], EXPECTED_ENTRIES[4]]
     assert baseline_file(project).read_text(encoding="utf-8").startswith("# flake8-hermetic baseline")
     again = hermetic(["baseline", "prune", "--check"], cwd=project)
@@ -240,7 +240,7 @@ def test_baseline_check_reports_stale_missing_and_malformed_lines(project: Path)
     assert reasons[2] == "expected 3 TAB-separated fields (where, code, what), found 1"
     baseline_file(project).write_text("\n".join(EXPECTED_ENTRIES) + "\n", encoding="utf-8")
     clean = hermetic(["baseline", "check"], cwd=project)
-    assert (clean.returncode, clean.stdout) == (0, "hermetic-baseline.txt: 5 entries, all current\n")
+    assert (clean.returncode, clean.stdout) == (0, "hermetic-baseline.txt: 5 entries, 5 judged, all current (2 test files linted)\n")
 
 
 def test_stats_counts_per_code_and_directory_most_first(project: Path) -> None:
@@ -279,12 +279,14 @@ def test_check_prints_new_and_stale_and_a_summary(half_baselined: Path) -> None:
     result = hermetic(["check"], cwd=half_baselined)
     assert result.returncode == 1
     assert codes_by_line(result.stdout) == [
-        ("./tests/test_legacy.py", 1, "HRM900"),
-        ("./tests/test_sleepy.py", 6, "HRM201"),
+        ("tests/test_legacy.py", 1, "HRM900"),
+        ("tests/test_sleepy.py", 6, "HRM201"),
     ]
-    assert result.stdout.splitlines()[-1] == "1 new, 4 baselined, 1 stale"
-    # the same findings flake8 itself reports with the plugin
-    assert codes_by_line(flake8(["."], cwd=half_baselined).stdout) == codes_by_line(result.stdout)
+    assert result.stdout.splitlines()[-1] == "2 test files, 1 new, 4 baselined, 1 stale"
+    # the same findings flake8 itself reports with the plugin, paths as typed
+    typed = hermetic(["check", "."], cwd=half_baselined)
+    assert codes_by_line(flake8(["."], cwd=half_baselined).stdout) == codes_by_line(typed.stdout)
+    assert codes_by_line(typed.stdout)[0][0] == "./tests/test_legacy.py"
 
 
 def test_check_exit_zero_reports_the_same_and_exits_0(half_baselined: Path) -> None:
@@ -319,7 +321,7 @@ def test_check_runs_on_the_bundled_examples(tmp_path: Path) -> None:
     assert {code for _, code in shown} == {
         "HRM101", "HRM102", "HRM103", "HRM105", "HRM106", "HRM107", "HRM108", "HRM109", "HRM201",
     }
-    assert demo.stdout.splitlines()[-1] == "9 new, 0 baselined, 0 stale"
+    assert demo.stdout.splitlines()[-1] == "1 test file, 9 new, 0 baselined, 0 stale"
 
 
 def test_check_github_format(half_baselined: Path) -> None:
@@ -330,7 +332,7 @@ def test_check_github_format(half_baselined: Path) -> None:
         "::error file=tests/test_legacy.py,line=1,col=1,title=HRM900::stale baseline entry "
     )
     assert lines[1].startswith("::error file=tests/test_sleepy.py,line=6,col=5,title=HRM201::time.sleep() ")
-    assert lines[2] == "1 new, 4 baselined, 1 stale"
+    assert lines[2] == "2 test files, 1 new, 4 baselined, 1 stale"
 
 
 def test_check_sarif_is_valid_sarif_with_a_rule_per_code(half_baselined: Path) -> None:
@@ -352,24 +354,24 @@ def test_check_sarif_is_valid_sarif_with_a_rule_per_code(half_baselined: Path) -
         ("HRM900", "tests/test_legacy.py", 1, "HRM900"),
         ("HRM201", "tests/test_sleepy.py", 6, "HRM201"),
     ]
-    assert result.stderr == "1 new, 4 baselined, 1 stale\n"
+    assert result.stderr == "2 test files, 1 new, 4 baselined, 1 stale\n"
 
 
 def test_check_is_clean_after_regenerate(project: Path) -> None:
     regenerate(project)
     result = hermetic(["check", "tests"], cwd=project)
-    assert (result.returncode, result.stdout) == (0, "0 new, 5 baselined, 0 stale\n")
+    assert (result.returncode, result.stdout) == (0, "2 test files, 0 new, 5 baselined, 0 stale\n")
     absolute = hermetic(["check", str(project / "tests" / "test_legacy.py")], cwd=project)
-    assert (absolute.returncode, absolute.stdout) == (0, "0 new, 4 baselined, 0 stale\n")
+    assert (absolute.returncode, absolute.stdout) == (0, "1 test file, 0 new, 4 baselined, 0 stale\n")
 
 
 def test_check_reports_a_test_file_it_could_not_parse_whatever_is_selected(project: Path) -> None:
     write_tree(project, {"tests/test_broken.py": "def test_x(:\n    pass\n", "src/broken.py": "def (:\n"})
     result = hermetic(["check", "--baseline", "none.txt"], cwd=project)
     assert result.returncode == 1
-    assert ("./tests/test_broken.py", 1, "E999") in codes_by_line(result.stdout)
+    assert ("tests/test_broken.py", 1, "E999") in codes_by_line(result.stdout)
     assert "src/broken.py" not in result.stdout  # not a file the pack lints
-    assert result.stdout.splitlines()[-1] == "6 new, 0 baselined, 0 stale"
+    assert result.stdout.splitlines()[-1] == "2 test files, 6 new, 0 baselined, 0 stale"
 
 
 # -- bad input ---------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def check_report(result: Scan, baseline: Baseline) -> reporting.Report:
                 report = result.stale_report(linted, stale_message(entry), entry.scope)
                 if result.visible(report):
                     stale.append(report)
-    return reporting.Report(new + result.problems, stale, baselined, accepted)
+    return reporting.Report(new + result.problems, stale, baselined, accepted, files=result.test_files)
 
 
 def _output_arguments(args: argparse.Namespace) -> list[str]:
@@ -90,6 +90,7 @@ def command_check(args: argparse.Namespace) -> int:
     result = common.prepare_scan(args, _output_arguments(args))
     baseline = _baseline_for_check(result, args.baseline)
     result.run()
+    common.require_test_files(result)
     report = check_report(result, baseline)
     text, to_stderr = _render(args, result, report)
     if result.options.output_file:
