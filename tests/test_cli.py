@@ -82,7 +82,9 @@ def test_regenerate_writes_every_violation_then_flake8_is_quiet_and_a_second_run
     project: Path,
 ) -> None:
     first = regenerate(project)
-    assert first.splitlines() == ["HRM105 +3 -0", "HRM201 +2 -0", "hermetic-baseline.txt: 5 entries; 2 test files linted"]
+    assert first.splitlines() == [
+        "HRM105 +3 -0", "HRM201 +2 -0", "hermetic-baseline.txt: 5 entries; 2 test files linted",
+    ]
     assert entries(project) == EXPECTED_ENTRIES
     written = baseline_file(project).read_bytes()
     assert written.startswith(b"# ")  # a new file gets a header saying what it is
@@ -240,7 +242,9 @@ def test_baseline_check_reports_stale_missing_and_malformed_lines(project: Path)
     assert reasons[2] == "expected 3 TAB-separated fields (where, code, what), found 1"
     baseline_file(project).write_text("\n".join(EXPECTED_ENTRIES) + "\n", encoding="utf-8")
     clean = hermetic(["baseline", "check"], cwd=project)
-    assert (clean.returncode, clean.stdout) == (0, "hermetic-baseline.txt: 5 entries, 5 judged, all current (2 test files linted)\n")
+    assert (clean.returncode, clean.stdout) == (
+        0, "hermetic-baseline.txt: 5 entries, 5 judged, all current (2 test files linted)\n"
+    )
 
 
 def test_stats_counts_per_code_and_directory_most_first(project: Path) -> None:

@@ -78,27 +78,49 @@ def test_sarif_paths_are_relative_to_the_project_root(ci_project: Path) -> None:
     assert location == {"uri": "tests/test_app.py", "uriBaseId": "%SRCROOT%"}
 
 
-@pytest.mark.parametrize("config", ["pyproject.toml", "setup.cfg"])
-@pytest.mark.parametrize("where", ["../elsewhere/notes.txt", "ABSOLUTE"])
-def test_a_configured_baseline_outside_the_root_is_refused(tmp_path: Path, config: str, where: str) -> None:
+CONFIGS = {
+    "pyproject.toml": '[tool.flake8-hermetic]\nrepo-dirs = ["x"]\nbaseline = "{value}"\n',
+    "setup.cfg": "[flake8]\nmax-line-length = 100\nhermetic-baseline = {value}\n",
+}
+
+
+@pytest.fixture(params=[
+    pytest.param(("pyproject.toml", "../elsewhere/notes.txt"), id="table-relative"),
+    pytest.param(("pyproject.toml", None), id="table-absolute"),
+    pytest.param(("setup.cfg", "../elsewhere/notes.txt"), id="flake8-relative"),
+    pytest.param(("setup.cfg", None), id="flake8-absolute"),
+])
+def escaping(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, str]:
+    """A project whose config puts the baseline outside it: (project, config name)."""
+    config, value = request.param
     project = write_tree(tmp_path / "proj", {"tests/test_app.py": LEAKY})
     target = tmp_path / "elsewhere" / "notes.txt"
-    value = str(target) if where == "ABSOLUTE" else where
-    if config == "pyproject.toml":
-        (project / config).write_text(f'[tool.flake8-hermetic]\nrepo-dirs = ["x"]\nbaseline = "{value}"\n', "utf-8")
-    else:
-        (project / config).write_text(f"[flake8]\nmax-line-length = 100\nhermetic-baseline = {value}\n", "utf-8")
-    for args in (["baseline", "regenerate"], ["check"], ["baseline", "prune"]):
-        result = pack(args, cwd=project)
-        assert result.returncode == 2, (args, result.stdout)
-        lines = result.stderr.splitlines()
-        assert len(lines) == 1, result.stderr
-        assert lines[0].startswith(f"flake8-hermetic: {project / config}:3: baseline: ")
-        assert "outside the project root" in lines[0]
+    (project / config).write_text(CONFIGS[config].replace("{value}", value or str(target)), encoding="utf-8")
+    return project, config
+
+
+@pytest.mark.parametrize("args", [
+    pytest.param(["baseline", "regenerate"], id="regenerate"),
+    pytest.param(["check"], id="check"),
+    pytest.param(["baseline", "prune"], id="prune"),
+])
+def test_a_configured_baseline_outside_the_root_is_refused(escaping: tuple[Path, str], args: list[str]) -> None:
+    project, config = escaping
+    result = pack(args, cwd=project)
+    assert result.returncode == 2, result.stdout
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"flake8-hermetic: {project / config}:3: baseline: ")
+    assert "outside the project root" in lines[0]
+    assert not (project.parent / "elsewhere").exists()  # nothing created outside the checkout
+
+
+def test_the_plugin_refuses_a_configured_baseline_outside_the_root(escaping: tuple[Path, str]) -> None:
+    project, config = escaping
     plugin = flake8(["tests"], cwd=project)
     assert plugin.returncode == 2
+    assert plugin.stderr.startswith(f"flake8-hermetic: {project / config}:3: baseline: ")
     assert "outside the project root" in plugin.stderr
-    assert not target.parent.exists()  # nothing created outside the checkout
 
 
 def test_a_baseline_on_the_command_line_may_live_anywhere(tmp_path: Path) -> None:
