@@ -99,7 +99,8 @@ def warn_if_inert(options: argparse.Namespace, settings: Settings) -> None:
     while the project has adopted the pack (a config sets its options, or a
     baseline exists): plain ``flake8``, an editor and the flake8 hook would
     otherwise pass having checked nothing. Once per run: only flake8's main
-    process says it (``--jobs`` workers parse the options again). A project
+    process says it (``--jobs`` workers started by spawn, as on
+    macOS and Windows, parse the options again). A project
     that never configured the pack is not told: the pack may simply be
     installed in a shared environment."""
     if settings.emit_context or not settings.configured or settings.enabled - {STALE_CODE}:

@@ -285,7 +285,7 @@ def current_settings() -> Settings:
 
 def baseline_location(settings: Settings, explicit: str | None) -> str:
     """The baseline the commands read and write: ``--baseline``, else the
-    one the plugin would read, else the default name next to the config."""
+    one the plugin would read, else the default name in the project root."""
     if explicit:
         return os.path.abspath(explicit)
     return settings.baseline_path or os.path.join(settings.config_dir, BASELINE_NAME)

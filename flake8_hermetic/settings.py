@@ -24,6 +24,7 @@ from flake8_hermetic.baseline.format import BASELINE_NAME
 from flake8_hermetic import tomlfile
 from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.options import ConfigError, OptionSpec
+from flake8_hermetic.root import configures_pack, find_pyproject, inside, project_root
 from flake8_hermetic.testfiles import DEFAULT_TEST_FILES, GlobMatcher
 
 PYPROJECT_TABLE = "flake8-hermetic"
@@ -41,7 +42,10 @@ GLOBAL_OPTIONS_FIRST = (
     ),
 )
 GLOBAL_OPTIONS_LAST = (
-    OptionSpec("baseline", "path", None, f"Baseline file (default: {BASELINE_NAME} next to the config)."),
+    OptionSpec(
+        "baseline", "path", None,
+        f"Baseline file (default: {BASELINE_NAME} in the project root; its paths are relative to that root).",
+    ),
     OptionSpec("no-baseline", "flag", False, "Ignore the baseline: report every violation."),
     OptionSpec("rules", "path", None, "YAML file of project pattern rules (HRM8xx)."),
 )
@@ -192,18 +196,6 @@ def find_flake8_config(options: argparse.Namespace) -> str | None:
         return None
     found = _find_config_file(os.path.abspath("."))
     return os.path.abspath(found) if found else None
-
-
-def find_pyproject(start: str) -> str | None:
-    directory = os.path.abspath(start)
-    while True:
-        candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
 
 
 def read_pyproject_table(path: str) -> dict[str, Any]:
@@ -401,47 +393,6 @@ class _Sources:
         if spec.kind == "path":
             return _as_path(given, where, spec, base, written), where if in_config else None
         return _VALIDATORS[spec.kind](given, where, spec), where if in_config else None
-
-
-def configures_pack(config_path: str | None) -> bool:
-    """Does this flake8 config set any of the pack's options (``hermetic-*``)?"""
-    if not config_path or not os.path.isfile(config_path):
-        return False
-    parser = configparser.RawConfigParser()
-    try:
-        parser.read(config_path, encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError):
-        return False
-    return parser.has_section("flake8") and any(
-        key.replace("_", "-").startswith("hermetic-") for key in parser.options("flake8")
-    )
-
-
-def project_root(config_path: str | None, pyproject: str | None, table: dict[str, Any]) -> str:
-    """The project root: the directory of the config that configures the pack.
-
-    A flake8 config that sets a ``hermetic-*`` option, else a pyproject with
-    a ``[tool.flake8-hermetic]`` table, else the flake8 config flake8 uses,
-    else the current directory. Baseline paths, the ``test-files`` globs and
-    SARIF's ``%SRCROOT%`` are all relative to it (one definition: the plugin,
-    every command and the runtime guard's :mod:`~flake8_hermetic.guard.locate`).
-    """
-    if config_path and configures_pack(config_path):
-        return os.path.dirname(config_path)
-    if pyproject and table:
-        return os.path.dirname(pyproject)
-    if config_path:
-        return os.path.dirname(config_path)
-    return os.path.abspath(".")
-
-
-def inside(path: str, root: str) -> bool:
-    """Is ``path`` (absolute) the directory ``root`` or under it?"""
-    try:
-        relative = os.path.relpath(path, root)
-    except ValueError:  # another drive on Windows
-        return False
-    return relative != ".." and not relative.startswith(".." + os.sep) and not os.path.isabs(relative)
 
 
 def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:

@@ -1,7 +1,7 @@
 """The baseline file: one known violation per line, ``where<TAB>code<TAB>what``.
 
 Paths are POSIX and relative to the project root (the directory of the
-config that configures the pack, see :func:`flake8_hermetic.settings.project_root`),
+config that configures the pack, see :func:`flake8_hermetic.root.project_root`),
 wherever the file itself lives. The file is read
 strictly: a line that cannot be understood is refused with ``FILE:LINE:
 reason`` rather than skipped, since a skipped line would silently turn a

@@ -216,7 +216,7 @@ def config_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="flake8 config file (default: the one flake8 finds)")
     parser.add_argument(
         "--baseline", metavar="FILE",
-        help="baseline file (default: --hermetic-baseline, else hermetic-baseline.txt next to the flake8 config)",
+        help="baseline file, anywhere (default: --hermetic-baseline, else hermetic-baseline.txt in the project root)",
     )
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import configparser
 import os
+from typing import Any
 
 from flake8_hermetic.baseline.format import BASELINE_NAME, BaselineError
+from flake8_hermetic.root import configures_pack, find_pyproject, inside, project_root
 
 
 def _same_key(path: str) -> tuple[int, int] | None:
@@ -58,15 +60,18 @@ def _flake8_option(config_path: str, name: str) -> str | None:
     return None
 
 
-def _configures_pack(config_path: str) -> bool:
-    parser = configparser.RawConfigParser()
+def _table(pyproject: str) -> dict[str, Any]:
+    """The pyproject's ``[tool.flake8-hermetic]`` table. The static side's
+    reader (and its imports) only when the file can hold one."""
     try:
-        parser.read(config_path, encoding="utf-8")
-    except (configparser.Error, OSError, UnicodeDecodeError):
-        return False
-    return parser.has_section("flake8") and any(
-        key.replace("_", "-").startswith("hermetic-") for key in parser.options("flake8")
-    )
+        with open(pyproject, "rb") as handle:
+            if b"flake8-hermetic" not in handle.read():
+                return {}
+    except OSError:
+        return {}
+    from flake8_hermetic.settings import read_pyproject_table
+
+    return read_pyproject_table(pyproject)
 
 
 def locate(start: str, explicit: str | None = None, no_baseline: bool = False) -> tuple[str | None, str]:
@@ -74,13 +79,11 @@ def locate(start: str, explicit: str | None = None, no_baseline: bool = False) -
     ``start``: the baseline is ``--hermetic-baseline`` (given here), the
     flake8 config's ``hermetic-baseline``, the pyproject table's
     ``baseline``, else ``hermetic-baseline.txt`` in the project root; the
-    root is :func:`flake8_hermetic.settings.project_root`'s. A configured
+    root is :func:`flake8_hermetic.root.project_root`'s. A configured
     baseline outside the root is refused (:class:`BaselineError`)."""
-    from flake8_hermetic.settings import find_pyproject, project_root, read_pyproject_table
-
     config = _flake8_config(start)
     pyproject = find_pyproject(os.path.dirname(config) if config else start)
-    table = read_pyproject_table(pyproject) if pyproject else {}
+    table = _table(pyproject) if pyproject else {}
     root = project_root(config, pyproject, table) if (config or table) else os.path.abspath(start)
     if no_baseline:
         return None, root
@@ -88,7 +91,7 @@ def locate(start: str, explicit: str | None = None, no_baseline: bool = False) -
         return os.path.abspath(os.path.join(start, explicit)), root
     named = None
     key = "hermetic-baseline"
-    if config and _configures_pack(config):
+    if config and configures_pack(config):
         if (_flake8_option(config, "hermetic-no-baseline") or "").lower() in ("1", "true", "yes", "on"):
             return None, root
         named = _flake8_option(config, "hermetic-baseline")
@@ -102,8 +105,7 @@ def locate(start: str, explicit: str | None = None, no_baseline: bool = False) -
     if not named:
         return os.path.join(root, BASELINE_NAME), root
     baseline = os.path.abspath(os.path.join(os.path.dirname(source), str(named)))
-    relative = os.path.relpath(baseline, root)
-    if relative == ".." or relative.startswith(".." + os.sep) or os.path.isabs(relative):
+    if not inside(baseline, root):
         from flake8_hermetic.settings import _config_line, _table_line
 
         where = _config_line(source, key) if source == config else _table_line(source, key)

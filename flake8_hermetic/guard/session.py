@@ -234,6 +234,7 @@ class Guard:
     def _decide(self, session: pytest.Session) -> None:
         from flake8_hermetic.baseline.format import BaselineError
         from flake8_hermetic.guard.locate import locate
+        from flake8_hermetic.options import ConfigError
 
         config = self.config
         start = str(config.invocation_params.dir)
@@ -248,7 +249,7 @@ class Guard:
 
             self.verdict = verdicts.decide(self.leaks, self.ran, baseline, rootdir,
                                            update=config.getoption("hermetic_guard_update"), root=root)
-        except (BaselineError, OSError) as exc:
+        except (BaselineError, ConfigError, OSError) as exc:
             self.verdict = None
             self.error = str(exc)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
