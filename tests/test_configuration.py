@@ -424,7 +424,7 @@ def test_check_command_honours_the_table_without_any_flake8_config(ruff_only: Pa
     result = hermetic(["check"], cwd=ruff_only)
     assert "Traceback" not in result.stderr, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[-1] == "1 new, 1 baselined, 0 stale"
+    assert lines[-1] == "2 test files, 1 new, 1 baselined, 0 stale"  # checks/*.py, not tests/
     assert hrm_findings("\n".join(lines[:-1])) == [("checks/probe_new.py", 2, "HRM108")]
     assert result.returncode == 1
 

@@ -205,3 +205,13 @@ def test_the_guard_refuses_a_configured_baseline_outside_the_root(pytester: pyte
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(["*pyproject.toml:2: baseline: * is outside the project root *"])
     assert not (pytester.path.parent / "elsewhere.txt").exists()
+
+
+def test_the_guard_reports_a_broken_table_as_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml("[tool]\nflake8-hermetic = 5\n")
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_app.py").write_text(GUARDED, encoding="utf-8")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--hermetic-guard", timeout=300)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["*pyproject.toml:*: [[]tool.flake8-hermetic[]] must be a table*"])
