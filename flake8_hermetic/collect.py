@@ -158,8 +158,13 @@ class Scan:
                 self.files[path] = linted
 
     @property
+    def paths(self) -> list[str]:
+        """The paths the user typed (none: flake8's default, ``.``)."""
+        return self.argv[self.argv.index("--") + 1:] if "--" in self.argv else []
+
+    @property
     def paths_given(self) -> bool:
-        return "--" in self.argv
+        return bool(self.paths)
 
     def as_given(self, filename: str) -> str:
         """The file as the user would write it: under a path they typed, as

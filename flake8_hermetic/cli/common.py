@@ -90,8 +90,8 @@ def test_file_setting(result: Scan) -> str:
     from flake8_hermetic.checker import HermeticChecker
 
     runtime = HermeticChecker.runtime
-    paths = [p for p in result.argv[result.argv.index("--") + 1:]] if result.paths_given else ["."]
-    start = paths[0] if os.path.isdir(paths[0]) else os.path.dirname(os.path.abspath(paths[0]))
+    first = (result.paths or ["."])[0]
+    start = first if os.path.isdir(first) else os.path.dirname(os.path.abspath(first))
     config = runtime.project.configs.for_directory(start).path if runtime is not None else None
     if config:
         return f"pytest's configuration in {shown(config)} (python_files, testpaths) unless test-files is set"
@@ -113,7 +113,7 @@ def require_test_files(result: Scan) -> None:
     files, which may all be library code)."""
     if result.test_files or result.problems:
         return
-    paths = result.argv[result.argv.index("--") + 1:] if result.paths_given else []
+    paths = result.paths
     if paths and all(os.path.isfile(path) or path == "-" for path in paths):
         return
     raise CommandError(
