@@ -107,10 +107,13 @@ def warn_if_inert(options: argparse.Namespace, settings: Settings) -> None:
         return
     if multiprocessing.current_process().name != "MainProcess":
         return
-    select = ",".join(getattr(options, "select", None) or []) or "?"
+    select = getattr(options, "select", None)
+    if select:
+        why, fix = f"selection (select = {','.join(select)}) leaves", "add HRM to select (or extend-select = HRM)"
+    else:
+        why, fix = "ignore lists (ignore, extend-ignore) leave", "take HRM out of them"
     print(
-        f"flake8-hermetic: flake8's selection (select = {select}) leaves out every HRM code, so the pack "
-        "checks nothing here; add HRM to select (or extend-select = HRM)",
+        f"flake8-hermetic: flake8's {why} out every HRM code, so the pack checks nothing here; {fix}",
         file=sys.stderr,
     )
 

@@ -127,6 +127,16 @@ INERT = "flake8-hermetic: flake8's selection (select = E,F,W) leaves out every H
         "nothing here; add HRM to select (or extend-select = HRM)\n"
 
 
+def test_flake8_names_the_ignore_lists_when_they_turn_the_configured_pack_off(project: Path) -> None:
+    (project / "setup.cfg").write_text("[flake8]\nextend-ignore = HRM\n", encoding="utf-8")
+    result = flake8(["tests"], cwd=project)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == (
+        "flake8-hermetic: flake8's ignore lists (ignore, extend-ignore) leave out every HRM code, so the pack "
+        "checks nothing here; take HRM out of them\n"
+    )
+
+
 @pytest.mark.parametrize("jobs", [pytest.param("1", id="serial"), pytest.param("2", id="two-jobs")])
 def test_flake8_says_once_when_its_selection_leaves_the_configured_pack_inert(project: Path, jobs: str) -> None:
     (project / "setup.cfg").write_text("[flake8]\nselect = E,F,W\n", encoding="utf-8")
