@@ -215,3 +215,19 @@ def test_the_guard_reports_a_broken_table_as_a_usage_error(pytester: pytest.Pyte
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     result.stdout.fnmatch_lines(["*pyproject.toml:*: [[]tool.flake8-hermetic[]] must be a table*"])
+
+
+def test_the_guard_rebases_node_ids_when_pytests_rootdir_is_not_the_project_root(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyprojecttoml('[tool.flake8-hermetic]\nbaseline = "ci/hermetic.txt"\n')
+    (pytester.path / "ci").mkdir()
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_app.py").write_text(GUARDED, encoding="utf-8")
+    updated = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--rootdir=tests", "--hermetic-guard-update", "tests", timeout=300,
+    )
+    assert updated.ret == 0, updated.stdout.str()
+    updated.stdout.fnmatch_lines(["rootdir: *tests*"])
+    # pytest names the test test_app.py::test_new from its rootdir; the entry is named from the project root
+    assert entries(pytester.path / "ci" / "hermetic.txt") == ["tests/test_app.py::test_new\tHRM604\tNEW set"]
