@@ -29,9 +29,11 @@ from flake8_hermetic.testfiles import to_posix
 STALE_CODE = "HRM900"
 CONTEXT_SEPARATOR = "\x1f"
 # With --hermetic-emit-context, the first result of every file the pack
-# walked, followed by the codes judged there: the commands learn which
-# entries they may call stale, and line 1's noqa (where HRM900 goes).
+# walked, followed by the codes judged there and its kind (TEST_KIND or
+# not): the commands learn which entries they may call stale, how many test
+# files they covered, and line 1's noqa (where HRM900 goes).
 LINTED_MARKER = "HRM000 linted"
+TEST_KIND = "test"
 
 
 def fail(message: str) -> None:
@@ -56,7 +58,6 @@ class Runtime:
         self.patterns = patterns if patterns is not None and patterns.rules else None
         self.baseline = baseline
         self.baseline_files = baseline.by_file() if baseline else {}
-        self.baseline_dir = baseline.directory if baseline else settings.config_dir
 
 
 def file_role(runtime: Runtime, filename: str, path: str, tree: ast.Module | None = None) -> Role:
@@ -92,6 +93,30 @@ def check_pytest_configs(runtime: Runtime, options: argparse.Namespace) -> None:
         runtime.project.configs.for_directory(directory)
         for problem in runtime.project.configs.take_problems():
             fail(str(problem))
+
+
+def warn_if_inert(options: argparse.Namespace, settings: Settings) -> None:
+    """One line on stderr when flake8's selection leaves out every HRM code
+    while the project has adopted the pack (a config sets its options, or a
+    baseline exists): plain ``flake8``, an editor and the flake8 hook would
+    otherwise pass having checked nothing. Once per run: only flake8's main
+    process says it (``--jobs`` workers started by spawn, as on
+    macOS and Windows, parse the options again). A project
+    that never configured the pack is not told: the pack may simply be
+    installed in a shared environment."""
+    if settings.emit_context or not settings.configured or settings.enabled - {STALE_CODE}:
+        return
+    if multiprocessing.current_process().name != "MainProcess":
+        return
+    select = getattr(options, "select", None)
+    if select:
+        why, fix = f"selection (select = {','.join(select)}) leaves", "add HRM to select (or extend-select = HRM)"
+    else:
+        why, fix = "ignore lists (ignore, extend-ignore) leave", "take HRM out of them"
+    print(
+        f"flake8-hermetic: flake8's {why} out every HRM code, so the pack checks nothing here; {fix}",
+        file=sys.stderr,
+    )
 
 
 class HermeticChecker:
@@ -130,6 +155,7 @@ class HermeticChecker:
                 settings = dataclasses.replace(settings, enabled=settings.enabled | selected)
         except (ConfigError, BaselineError) as exc:
             fail(str(exc))
+        warn_if_inert(options, settings)
         active = [rule for code, rule in rules.items() if code in enabled]
         # Language servers run flake8 again and again in one process: a
         # conftest is read once per run, not once per server lifetime.
@@ -141,9 +167,6 @@ class HermeticChecker:
         if not settings.test_files_given:
             check_pytest_configs(cls.runtime, options)
 
-    def relative_path(self, runtime: Runtime) -> str:
-        return entry_path(self.filename, runtime.baseline_dir)
-
     def role(self, runtime: Runtime, path: str) -> Role:
         return file_role(runtime, self.filename, path, self.tree if isinstance(self.tree, ast.Module) else None)
 
@@ -152,7 +175,7 @@ class HermeticChecker:
         if runtime is None:
             return
         settings = runtime.settings
-        # Globs are written from the project root (the config's directory),
+        # Globs and baseline paths are written from the project root,
         # whatever the working directory or the editor's form of the path.
         path = entry_path(self.filename, settings.config_dir)
         role = self.role(runtime, path)
@@ -173,27 +196,31 @@ class HermeticChecker:
             # only the rules of the file's role ran: only their entries can be stale
             judged |= {rule.code for rule in engine.rule_classes} | (settings.enabled & {STALE_CODE})
         if settings.emit_context:
-            yield from self.with_context(found, judged)
+            yield from self.with_context(found, judged, is_test_file)
             return
         stale: list[Entry] = []
         if runtime.baseline_files:
-            found, stale = self.match_baseline(runtime, found, judged)
+            found, stale = self.match_baseline(runtime, path, found, judged)
         for v in sorted(found, key=lambda v: (v.line, v.col, v.code)):
             yield v.line, v.col, v.text, type(self)
         if stale and STALE_CODE in settings.enabled:
             yield from self.stale_reports(stale, settings)
 
-    def with_context(self, found: list[Any], judged: set[str]) -> Iterator[tuple[int, int, str, type]]:
+    def with_context(self, found: list[Any], judged: set[str], is_test: bool) -> Iterator[tuple[int, int, str, type]]:
         """``--hermetic-emit-context``: the linted marker, then each violation with its scope and text."""
-        yield 1, 0, CONTEXT_SEPARATOR.join((LINTED_MARKER, ",".join(sorted(judged)))), type(self)
+        kind = TEST_KIND if is_test else "other"
+        yield 1, 0, CONTEXT_SEPARATOR.join((LINTED_MARKER, ",".join(sorted(judged)), kind)), type(self)
         source = "".join(self.lines)
         for v in sorted(found, key=lambda v: (v.line, v.col, v.code)):
             what = what_text(source, v.node)
             yield v.line, v.col, CONTEXT_SEPARATOR.join((v.text, v.where, what)), type(self)
 
-    def match_baseline(self, runtime: Runtime, found: list[Any], judged: set[str]) -> tuple[list[Any], list[Entry]]:
-        """The violations the baseline of this file does not accept, and its stale entries."""
-        entries = runtime.baseline_files.get(self.relative_path(runtime))
+    def match_baseline(
+        self, runtime: Runtime, path: str, found: list[Any], judged: set[str]
+    ) -> tuple[list[Any], list[Entry]]:
+        """The violations the baseline of this file (``path``, from the project
+        root) does not accept, and its stale entries."""
+        entries = runtime.baseline_files.get(path)
         if not entries:
             return found, []
         source = "".join(self.lines)

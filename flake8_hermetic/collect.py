@@ -33,7 +33,14 @@ from flake8.style_guide import StyleGuideManager
 from flake8.violation import Violation as Flake8Violation
 
 from flake8_hermetic.baseline.format import entry_path
-from flake8_hermetic.checker import CONTEXT_SEPARATOR, LINTED_MARKER, STALE_CODE, HermeticChecker, file_role
+from flake8_hermetic.checker import (
+    CONTEXT_SEPARATOR,
+    LINTED_MARKER,
+    STALE_CODE,
+    TEST_KIND,
+    HermeticChecker,
+    file_role,
+)
 from flake8_hermetic.project import Role
 from flake8_hermetic.selection import table_arguments
 from flake8_hermetic.settings import BASELINE_NAME, Settings
@@ -81,6 +88,7 @@ class LintedFile:
     codes: frozenset[str]  # the codes that ran on it: only their entries are judged
     first_line: str | None  # line 1, where HRM900 is reported (its # noqa counts)
     violations: list[Found] = field(default_factory=list)
+    test: bool = True  # a test file (else a file only a pattern rule's globs chose)
 
 
 class _Silent(BaseFormatter):
@@ -107,8 +115,9 @@ class Scan:
     problems: list[Found] = field(default_factory=list)  # E902/E999
 
     @property
-    def baseline_dir(self) -> str:
-        return os.path.dirname(os.path.abspath(self.baseline_path))
+    def root(self) -> str:
+        """The project root: baseline paths are relative to it."""
+        return self.settings.config_dir
 
     @property
     def enabled(self) -> frozenset[str]:
@@ -125,15 +134,17 @@ class Scan:
         except flake8_exceptions.ExecutionError as exc:
             raise ScanError(f"flake8-hermetic: {exc}") from None
         for filename, results, _ in sorted(manager.results, key=lambda item: item[0]):
-            path = entry_path(filename, self.baseline_dir)
+            filename = self.as_given(filename)
+            path = entry_path(filename, self.root)
             if path in self.files:
                 continue  # named twice on the command line: judged once
             linted: LintedFile | None = None
             found: list[Found] = []
             for code, line, col, text, physical_line in results:
                 if code == LINTED_CODE:
-                    codes = text.partition(CONTEXT_SEPARATOR)[2]
-                    linted = LintedFile(filename, path, frozenset(filter(None, codes.split(","))), physical_line)
+                    _, codes, kind = (text.split(CONTEXT_SEPARATOR) + ["", ""])[:3]
+                    linted = LintedFile(filename, path, frozenset(filter(None, codes.split(","))), physical_line,
+                                        test=kind == TEST_KIND)
                 elif code.startswith(PREFIX):
                     message, _, context = text.partition(CONTEXT_SEPARATOR)
                     scope, _, what = context.partition(CONTEXT_SEPARATOR)
@@ -145,6 +156,30 @@ class Scan:
             if linted is not None:
                 linted.violations = found
                 self.files[path] = linted
+
+    @property
+    def paths(self) -> list[str]:
+        """The paths the user typed (none: flake8's default, ``.``)."""
+        return self.argv[self.argv.index("--") + 1:] if "--" in self.argv else []
+
+    @property
+    def paths_given(self) -> bool:
+        return bool(self.paths)
+
+    def as_given(self, filename: str) -> str:
+        """The file as the user would write it: under a path they typed, as
+        flake8 joins it (``./tests/x.py`` for ``./tests``); with no path
+        typed, without the ``./`` flake8's default ``.`` puts in front, as
+        the baseline writes it. Matching always compares normalised paths."""
+        prefix = os.curdir + os.sep
+        if not self.paths_given and filename.startswith(prefix):
+            return filename[len(prefix):]
+        return filename
+
+    @property
+    def test_files(self) -> int:
+        """How many test files the pack walked."""
+        return sum(1 for linted in self.files.values() if linted.test)
 
     def _would_lint(self, filename: str) -> bool:
         """Would the plugin have walked this file (a test file, or one a
@@ -255,7 +290,7 @@ def current_settings() -> Settings:
 
 def baseline_location(settings: Settings, explicit: str | None) -> str:
     """The baseline the commands read and write: ``--baseline``, else the
-    one the plugin would read, else the default name next to the config."""
+    one the plugin would read, else the default name in the project root."""
     if explicit:
         return os.path.abspath(explicit)
     return settings.baseline_path or os.path.join(settings.config_dir, BASELINE_NAME)

@@ -53,12 +53,20 @@ class Report:
     stale_at: dict[Found, tuple[str, int]] = field(default_factory=dict)
     #: the baseline file as shown (SARIF's suppression justification names it)
     baseline: str = ""
+    #: how many test files were linted (None: not counted, as for the runtime guard)
+    files: int | None = None
 
     def findings(self) -> list[Found]:
         return sorted(self.new + self.stale, key=lambda f: (f.filename, f.line, f.col, f.code))
 
     def summary(self) -> str:
-        return f"{len(self.new)} new, {self.baselined} baselined, {len(self.stale)} stale"
+        counts = f"{len(self.new)} new, {self.baselined} baselined, {len(self.stale)} stale"
+        return counts if self.files is None else f"{test_files(self.files)}, {counts}"
+
+
+def test_files(count: int) -> str:
+    """``1 test file``, ``27 test files``: what a run covered."""
+    return f"{count} test file{'' if count == 1 else 's'}"
 
 
 def default(report: Report, *, color: bool = False, show_source: bool = False, statistics: bool = False) -> str:
@@ -216,10 +224,11 @@ def _sarif_result(report: Report, found: Found, root: str, index: Mapping[str, i
 def sarif(report: Report, rules: Sequence[RuleHelp], root: str) -> str:
     """A SARIF 2.1.0 log: one run, a rule entry per code, a result per finding.
 
-    Paths are relative to ``root`` (the baseline's directory), declared as
-    ``%SRCROOT%``. A stale entry is a warning on its line of the baseline
-    file; the findings the baseline accepts follow the reported ones, each
-    with an ``external`` suppression naming the baseline.
+    Paths are relative to ``root`` (the project root, which baseline paths
+    are relative to too), declared as ``%SRCROOT%``. A stale entry is a
+    warning on its line of the baseline file; the findings the baseline
+    accepts follow the reported ones, each with an ``external`` suppression
+    naming the baseline.
     """
     index = {rule.code: position for position, rule in enumerate(rules)}
     driver_rules = []

@@ -24,6 +24,7 @@ from flake8_hermetic.baseline.format import BASELINE_NAME
 from flake8_hermetic import tomlfile
 from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.options import ConfigError, OptionSpec
+from flake8_hermetic.root import configures_pack, find_pyproject, inside, project_root
 from flake8_hermetic.testfiles import DEFAULT_TEST_FILES, GlobMatcher
 
 PYPROJECT_TABLE = "flake8-hermetic"
@@ -41,7 +42,10 @@ GLOBAL_OPTIONS_FIRST = (
     ),
 )
 GLOBAL_OPTIONS_LAST = (
-    OptionSpec("baseline", "path", None, f"Baseline file (default: {BASELINE_NAME} next to the config)."),
+    OptionSpec(
+        "baseline", "path", None,
+        f"Baseline file (default: {BASELINE_NAME} in the project root; its paths are relative to that root).",
+    ),
     OptionSpec("no-baseline", "flag", False, "Ignore the baseline: report every violation."),
     OptionSpec("rules", "path", None, "YAML file of project pattern rules (HRM8xx)."),
 )
@@ -129,12 +133,19 @@ class Settings:
     rules_path: str | None = None
     enabled: frozenset[str] = frozenset()
     emit_context: bool = False
+    #: the project root (see :func:`project_root`): every path of the baseline,
+    #: the ``test-files`` globs and SARIF's ``%SRCROOT%`` are relative to it
     config_dir: str = "."
     stdin: bool = False
     matcher: GlobMatcher = field(default=GlobMatcher(DEFAULT_TEST_FILES), compare=False)
     #: the user named the test files (``test-files``): their globs decide
     #: which files are test code, not pytest's configuration
     test_files_given: bool = False
+    #: where ``test-files`` is set (``FILE:LINE`` or "the command line"), when given
+    test_files_source: str = ""
+    #: a config sets the pack's options, or a baseline file exists: the user
+    #: adopted the pack (a selection leaving out every HRM code is then worth a word)
+    configured: bool = False
     #: the values of the options the rules declare, by name; one left out has its default
     rule_options: dict[str, Any] = field(default_factory=dict, hash=False)
 
@@ -187,18 +198,6 @@ def find_flake8_config(options: argparse.Namespace) -> str | None:
     return os.path.abspath(found) if found else None
 
 
-def find_pyproject(start: str) -> str | None:
-    directory = os.path.abspath(start)
-    while True:
-        candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
-
-
 def read_pyproject_table(path: str) -> dict[str, Any]:
     """The ``[tool.flake8-hermetic]`` table, or {} when there is none."""
     try:
@@ -217,25 +216,26 @@ def _config_key_pattern(key: str) -> re.Pattern[str]:
     return re.compile(r"^\s*" + "[-_]".join(map(re.escape, key.split("-"))) + r"\s*[=:]", re.IGNORECASE)
 
 
-def _config_source(config_path: str | None, spec: OptionSpec, given: Any) -> tuple[str, str]:
+def _config_source(config_path: str | None, spec: OptionSpec, given: Any) -> tuple[str, str, str | None]:
     """Where a value flake8 handed over came from: ``(FILE:LINE or "command
-    line", the directory a relative path in it is relative to)``.
+    line", the directory a relative path in it is relative to, the value as
+    the config writes it, or None from the command line)``.
 
     flake8 merges its config under the command line before a plugin sees
     the options, so the value is compared with the config's own text.
     """
     cwd = os.path.abspath(".")
     if not config_path or not os.path.isfile(config_path):
-        return "command line", cwd
+        return "command line", cwd, None
     parser = configparser.RawConfigParser()
     try:
         parser.read(config_path, encoding="utf-8")
     except (configparser.Error, UnicodeDecodeError):
-        return "command line", cwd
+        return "command line", cwd, None
     names = (spec.flag[2:], spec.dest)
     raw = next((parser.get("flake8", n) for n in names if parser.has_option("flake8", n)), None)
     if raw is None:
-        return "command line", cwd
+        return "command line", cwd, None
     from flake8.utils import normalize_path, parse_comma_separated_list
 
     config_dir = os.path.dirname(config_path)
@@ -247,7 +247,9 @@ def _config_source(config_path: str | None, spec: OptionSpec, given: Any) -> tup
         same = isinstance(given, str)  # the command line's flag gives True
     else:
         same = given == raw
-    return (_config_line(config_path, spec.flag[2:]), config_dir) if same else ("command line", cwd)
+    if not same:
+        return "command line", cwd, None
+    return _config_line(config_path, spec.flag[2:]), config_dir, raw
 
 
 def _config_line(config_path: str | None, key: str) -> str:
@@ -323,12 +325,20 @@ def _as_flag(value: Any, where: Callable[[], str], spec: OptionSpec) -> bool:
     raise ConfigError(f"{where()}: {spec.name}: expected true or false, got {value!r}")
 
 
-def _as_path(value: Any, where: Callable[[], str], spec: OptionSpec, base: str) -> str:
+def _as_path(value: Any, where: Callable[[], str], spec: OptionSpec, base: str, written: Any = None) -> str:
+    """A file path, absolute. ``written`` is the value as the config file
+    spells it (flake8 hands over ``/`` normalised to ``''``)."""
+    shown = value if written is None else written
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where()}: {spec.name}: expected a file path, got {value!r}")
+        if isinstance(shown, str) and shown.strip():
+            raise ConfigError(f"{where()}: {spec.name}: {shown.strip()!r} is a directory; expected a file path")
+        raise ConfigError(f"{where()}: {spec.name}: expected a file path, got {shown!r}")
     if "\0" in value:
         raise ConfigError(f"{where()}: {spec.name}: a file path cannot hold a NUL byte, got {value!r}")
-    return os.path.normpath(os.path.join(base, value.strip()))
+    path = os.path.normpath(os.path.join(base, value.strip()))
+    if os.path.isdir(path):
+        raise ConfigError(f"{where()}: {spec.name}: {shown.strip()!r} is a directory; expected a file path")
+    return path
 
 
 _VALIDATORS: dict[str, Callable[[Any, Callable[[], str], OptionSpec], Any]] = {
@@ -361,20 +371,28 @@ class _Sources:
 
     def value(self, options: argparse.Namespace, spec: OptionSpec) -> Any:
         """The validated value of ``spec``, from the highest level that gives it."""
+        return self.located(options, spec)[0]
+
+    def located(self, options: argparse.Namespace, spec: OptionSpec) -> tuple[Any, Callable[[], str] | None]:
+        """The validated value of ``spec``, and where a config file gives it
+        (``FILE:LINE``; None: the command line or the default)."""
         given = getattr(options, spec.dest, None)
+        written = None
         if given is not None:
-            source, base = _config_source(self.config_path, spec, given)
+            source, base, written = _config_source(self.config_path, spec, given)
             where: Callable[[], str] = lambda: source  # noqa: E731
+            in_config = written is not None
         elif spec.name in self.table or "hermetic-" + spec.name in self.table:
             key = spec.name if spec.name in self.table else "hermetic-" + spec.name
             given = self.table[key]
             base = self.table_dir
             where = lambda: _table_line(self.pyproject, key)  # type: ignore[arg-type]  # noqa: E731
+            in_config = True
         else:
-            return spec.default
+            return spec.default, None
         if spec.kind == "path":
-            return _as_path(given, where, spec, base)
-        return _VALIDATORS[spec.kind](given, where, spec)
+            return _as_path(given, where, spec, base, written), where if in_config else None
+        return _VALIDATORS[spec.kind](given, where, spec), where if in_config else None
 
 
 def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
@@ -387,27 +405,35 @@ def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
     specs = all_options()
     _check_table_keys(table, pyproject, specs)
     sources = _Sources(config_path, pyproject, table, table_dir)
-    values = {spec.name: sources.value(options, spec) for spec in specs}
-    config_dir = (
-        os.path.dirname(config_path)
-        if config_path
-        else table_dir if table else os.path.abspath(".")
-    )
+    located = {spec.name: sources.located(options, spec) for spec in specs}
+    values = {name: value for name, (value, _) in located.items()}
+    root = project_root(config_path, pyproject, table)
     baseline_path = None
     if not values["no-baseline"]:
-        baseline_path = values["baseline"] or os.path.join(config_dir, BASELINE_NAME)
+        baseline_path = values["baseline"] or os.path.join(root, BASELINE_NAME)
+        configured_at = located["baseline"][1]
+        # A checkout's own config must not make the commands write outside it;
+        # a path on the command line is the user's own choice.
+        if configured_at is not None and not inside(baseline_path, root):
+            raise ConfigError(
+                f"{configured_at()}: baseline: {baseline_path} is outside the project root {root}; "
+                "a configured baseline must live inside the project (pass --baseline on the command line instead)"
+            )
     filenames = getattr(options, "filenames", None) or []
+    test_files_at = located["test-files"][1]
     return Settings(
         test_files=values["test-files"],
         baseline_path=baseline_path,
         rules_path=values["rules"],
         enabled=enabled,
         emit_context=bool(getattr(options, "hermetic_emit_context", False)),
-        config_dir=config_dir,
+        config_dir=root,
         stdin=list(filenames) == ["-"],
         matcher=GlobMatcher(values["test-files"]),
         # _Sources.value hands back the spec's own default object when no level gives the option
         test_files_given=values["test-files"] is not GLOBAL_OPTIONS_FIRST[0].default,
+        test_files_source=test_files_at() if test_files_at is not None else "the command line",
+        configured=bool(table) or configures_pack(config_path) or os.path.isfile(baseline_path or ""),
         rule_options={spec.name: spec.value(values[spec.name]) for spec in rule_options()},
     )
 

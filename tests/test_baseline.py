@@ -238,7 +238,7 @@ MALFORMED = [
     pytest.param("tests/test_legacy.py\tHRM105\n", "expected 3 TAB-separated fields", id="field-count"),
     pytest.param("tests/test_legacy.py\tHRMX05\tos.chdir(d)\n", "is not an error code", id="bad-code"),
     pytest.param("<<<<<<< HEAD\n", "merge-conflict marker", id="conflict-marker"),
-    pytest.param("../outside.py\tHRM105\tos.chdir(d)\n", "escapes the baseline's directory", id="escaping-path"),
+    pytest.param("../outside.py\tHRM105\tos.chdir(d)\n", "leaves the project root", id="escaping-path"),
 ]
 
 

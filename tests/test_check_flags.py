@@ -87,7 +87,11 @@ def test_per_file_ignores_and_excludes_mean_what_they_mean_to_flake8(project: Pa
     assert {path for path, *_ in same_as_flake8(project, ON, "--extend-exclude=test_sleepy.py")} == {
         "tests/test_legacy.py"
     }
-    assert same_as_flake8(project, ON, "--exclude=tests") == []
+    # excluding every test file checks nothing: flake8 is silent, the command says so (status 2)
+    assert found(flake8(["--hermetic-no-baseline", ON, "--exclude=tests", "."], cwd=project).stdout) == []
+    excluded = hermetic(["check", ON, "--exclude=tests"], cwd=project)
+    assert (excluded.returncode, excluded.stdout) == (2, "")
+    assert excluded.stderr.startswith("flake8-hermetic: no test file found in ., so nothing was checked; ")
 
 
 def test_the_selection_flags_steer_regenerate_too(project: Path) -> None:
@@ -125,7 +129,7 @@ def test_the_table_selects_rules_for_the_commands_and_plain_flake8_ignores_it(pr
     assert found(flake8(["--hermetic-no-baseline", "."], cwd=project).stdout) == []  # flake8 reads no pyproject
     regenerate = hermetic(["baseline", "regenerate"], cwd=project)
     assert regenerate.returncode == 0, regenerate.stderr
-    assert hermetic(["check"], cwd=project).stdout.splitlines()[-1].startswith("0 new, 2 baselined")
+    assert hermetic(["check"], cwd=project).stdout.splitlines()[-1].startswith("2 test files, 0 new, 2 baselined")
 
 
 @pytest.mark.parametrize("per_file", [
@@ -237,12 +241,14 @@ def lines_with(output: str, *, finding: bool) -> list[str]:
 
 def test_show_source_statistics_and_count_print_what_flake8_prints(project: Path) -> None:
     flags = ["--select=HRM105,HRM201", "--show-source", "--statistics", "--count"]
-    ours = hermetic(["check", *flags], cwd=project)
+    ours = hermetic(["check", *flags, "."], cwd=project)  # "." typed: paths shown as flake8 shows them
     theirs = flake8(["--hermetic-no-baseline", *flags, "."], cwd=project)
     assert ours.returncode == theirs.returncode == 1
     # flake8's output, then our summary, then the count last
     assert ours.stdout.splitlines()[:-2] == theirs.stdout.splitlines()[:-1]
-    assert ours.stdout.splitlines()[-2:] == ["4 new, 0 baselined, 0 stale", theirs.stdout.splitlines()[-1]]
+    assert ours.stdout.splitlines()[-2:] == [
+        "2 test files, 4 new, 0 baselined, 0 stale", theirs.stdout.splitlines()[-1],
+    ]
     assert "    \tos.chdir(tmp_path)\n    \t^\n" in ours.stdout  # a tab before the column is kept under the caret
     assert "2     HRM201 time.sleep() waits a guessed time" in ours.stdout
 
@@ -262,7 +268,7 @@ def test_output_file_holds_the_report_and_replaces_an_old_one(project: Path) -> 
     assert result.returncode == 1
     assert result.stdout == "4\n"  # as flake8, the count goes to stdout
     text = report.read_text(encoding="utf-8")
-    assert text.splitlines()[-1] == "4 new, 0 baselined, 0 stale"
+    assert text.splitlines()[-1] == "2 test files, 4 new, 0 baselined, 0 stale"
     assert len(found(text)) == 4 and "older" not in text
     assert [p.name for p in report.parent.iterdir()] == ["hermetic.txt"]  # no temporary left behind
     missing = hermetic(["check", ON, "--output-file", "nowhere/report.txt"], cwd=project)
@@ -288,7 +294,7 @@ def half_baselined(project: Path) -> Path:
 def test_json_lists_new_baselined_and_stale_findings(half_baselined: Path) -> None:
     result = hermetic(["check", "--format", "json"], cwd=half_baselined)
     assert result.returncode == 1
-    assert result.stderr == "1 new, 3 baselined, 1 stale\n"
+    assert result.stderr == "2 test files, 1 new, 3 baselined, 1 stale\n"
     findings = json.loads(result.stdout)
     assert [(f["path"], f["line"], f["code"], f["node_id"], f["status"], f["baselined"]) for f in findings] == [
         ("tests/test_legacy.py", 1, "HRM900", "tests/test_legacy.py::test_build", "stale", False),
@@ -309,13 +315,13 @@ def test_json_to_an_output_file_parses_and_an_empty_run_is_an_empty_array(projec
     result = hermetic(["check", "--format", "json", "--output-file", "out.json", "--statistics"], cwd=project)
     assert (result.returncode, result.stdout) == (0, "")
     assert json.loads((project / "out.json").read_text(encoding="utf-8")) == []
-    assert result.stderr == "0 new, 0 baselined, 0 stale\n"
+    assert result.stderr == "2 test files, 0 new, 0 baselined, 0 stale\n"
 
 
 def test_no_baseline_reports_every_violation(half_baselined: Path) -> None:
     result = hermetic(["check", "--no-baseline"], cwd=half_baselined)
     assert result.returncode == 1
-    assert result.stdout.splitlines()[-1] == "4 new, 0 baselined, 0 stale"
+    assert result.stdout.splitlines()[-1] == "2 test files, 4 new, 0 baselined, 0 stale"
     assert found(result.stdout) == found(flake8(["--hermetic-no-baseline", "."], cwd=half_baselined).stdout)
     both = hermetic(["check", "--no-baseline", "--baseline", "hermetic-baseline.txt"], cwd=half_baselined)
     assert (both.returncode, both.stdout) == (2, "")
@@ -332,7 +338,7 @@ RED_CODE = "\x1b[1m\x1b[31mHRM201\x1b[m"
 def test_colour_on_a_terminal_as_flake8s(project: Path) -> None:
     coloured = on_a_terminal(["check", ON, "tests/test_sleepy.py"], project)
     assert f"{BOLD_PATH}\x1b[36m:\x1b[m5\x1b[36m:\x1b[m5\x1b[36m:\x1b[m {RED_CODE} time.sleep()" in coloured
-    assert coloured.splitlines()[-1] == "1 new, 0 baselined, 0 stale"
+    assert coloured.splitlines()[-1] == "1 test file, 1 new, 0 baselined, 0 stale"
     # an empty NO_COLOR does not count (no-color.org)
     assert RED_CODE in on_a_terminal(["check", ON, "tests/test_sleepy.py"], project, NO_COLOR="")
 

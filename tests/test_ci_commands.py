@@ -67,7 +67,7 @@ def test_github_format_annotates_only_the_new_hazard(project: Path) -> None:
     result = pack(["check", "--format", "github"], cwd=project)
     assert result.returncode == 1
     *annotations, summary = result.stdout.splitlines()
-    assert summary == "1 new, 1 baselined, 0 stale"
+    assert summary == "1 test file, 1 new, 1 baselined, 0 stale"
     assert len(annotations) == 1
     found = ANNOTATION.match(annotations[0])
     assert found, annotations[0]
@@ -79,7 +79,7 @@ def test_github_format_passes_once_fixed(project: Path) -> None:
     write_tree(project, {"tests/test_app.py": FIXED})
     result = pack(["check", "--format", "github"], cwd=project)
     assert result.returncode == 0, result.stdout
-    assert result.stdout.splitlines() == ["0 new, 1 baselined, 0 stale"]
+    assert result.stdout.splitlines() == ["1 test file, 0 new, 1 baselined, 0 stale"]
 
 
 def test_github_format_annotates_a_stale_entry_as_a_warning_on_its_baseline_line(project: Path) -> None:
@@ -87,7 +87,7 @@ def test_github_format_annotates_a_stale_entry_as_a_warning_on_its_baseline_line
     result = pack(["check", "--format", "github"], cwd=project)
     assert result.returncode == 1
     *annotations, summary = result.stdout.splitlines()
-    assert summary == "0 new, 0 baselined, 1 stale"
+    assert summary == "1 test file, 0 new, 0 baselined, 1 stale"
     found = STALE_ANNOTATION.match(annotations[0])
     assert found, annotations
     known_line = (HEADER + KNOWN).count("\n")  # the entry's own line in the baseline
@@ -101,9 +101,9 @@ def test_default_format_is_flake8_lines_and_the_summary(project: Path) -> None:
     result = pack(["check"], cwd=project)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
-        "./tests/test_app.py:10:10: HRM108 '/tmp/fresh.txt' is a fixed path shared by every worker and run; "
+        "tests/test_app.py:10:10: HRM108 '/tmp/fresh.txt' is a fixed path shared by every worker and run; "
         "use tmp_path (or a mkdtemp() with cleanup)",
-        "1 new, 1 baselined, 0 stale",
+        "1 test file, 1 new, 1 baselined, 0 stale",
     ]
 
 
@@ -224,4 +224,4 @@ def test_the_sarif_step_writes_the_log_code_scanning_reads(project: Path) -> Non
     location = results[0]["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "tests/test_app.py"
     assert location["region"]["startLine"] == 10
-    assert result.stderr.strip().splitlines()[-1] == "1 new, 1 baselined, 0 stale"
+    assert result.stderr.strip().splitlines()[-1] == "1 test file, 1 new, 1 baselined, 0 stale"

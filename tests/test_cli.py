@@ -90,12 +90,13 @@ def test_regenerate_writes_every_violation_then_flake8_is_quiet_and_a_second_run
     first = regenerate(project)
     assert first.splitlines()[:2] == ["HRM105 +3 -0", "HRM201 +2 -0"]
     assert first.splitlines()[2].startswith("hermetic-baseline.txt: 5 entries (new file: ")
+    assert first.splitlines()[2].endswith("; 2 test files linted")
     assert entries(project) == EXPECTED_ENTRIES
     written = baseline_file(project).read_bytes()
     assert written.startswith(b"# ")  # a new file gets a header saying what it is
     assert flake8(["."], cwd=project).stdout == ""
     second = regenerate(project)
-    assert second.splitlines() == ["no changes", "hermetic-baseline.txt: 5 entries (unchanged)"]
+    assert second.splitlines() == ["no changes", "hermetic-baseline.txt: 5 entries (unchanged); 2 test files linted"]
     assert baseline_file(project).read_bytes() == written
 
 
@@ -160,7 +161,7 @@ def test_regenerate_no_grow_refuses_a_new_violation_and_writes_nothing(project: 
     edit(project / "tests" / "test_sleepy.py", "time.sleep(1)", "time.sleep(1)\n    time.sleep(3)")
     refused = hermetic(["baseline", "regenerate", "--no-grow"], cwd=project)
     assert refused.returncode == 1
-    assert codes_by_line(refused.stdout) == [("./tests/test_sleepy.py", 6, "HRM201")]
+    assert codes_by_line(refused.stdout) == [("tests/test_sleepy.py", 6, "HRM201")]
     assert "1 new violation would be added to hermetic-baseline.txt; nothing written" in refused.stderr
     assert baseline_file(project).read_bytes() == before
 
@@ -220,7 +221,7 @@ def test_prune_drops_stale_and_missing_file_entries_never_adds(project: Path) ->
 
     pruned = hermetic(["baseline", "prune"], cwd=project)
     assert pruned.returncode == 0
-    assert pruned.stdout.splitlines()[-2:] == ["HRM105 +0 -2", "hermetic-baseline.txt: 4 entries"]
+    assert pruned.stdout.splitlines()[-2:] == ["HRM105 +0 -2", "hermetic-baseline.txt: 4 entries; 2 test files linted"]
     assert entries(project) == [EXPECTED_ENTRIES[0], EXPECTED_ENTRIES[1], EXPECTED_ENTRIES[2], EXPECTED_ENTRIES[4]]
     assert baseline_file(project).read_text(encoding="utf-8").startswith("# flake8-hermetic baseline")
     again = hermetic(["baseline", "prune", "--check"], cwd=project)
@@ -247,7 +248,9 @@ def test_baseline_check_reports_stale_missing_and_malformed_lines(project: Path)
     assert reasons[2] == "expected 3 TAB-separated fields (where, code, what), found 1"
     baseline_file(project).write_text("\n".join(EXPECTED_ENTRIES) + "\n", encoding="utf-8")
     clean = hermetic(["baseline", "check"], cwd=project)
-    assert (clean.returncode, clean.stdout) == (0, "hermetic-baseline.txt: 5 entries, all current\n")
+    assert (clean.returncode, clean.stdout) == (
+        0, "hermetic-baseline.txt: 5 entries, 5 judged, all current (2 test files linted)\n"
+    )
 
 
 def test_stats_counts_per_code_and_file_most_first(project: Path) -> None:
@@ -294,12 +297,14 @@ def test_check_prints_new_and_stale_and_a_summary(half_baselined: Path) -> None:
     result = hermetic(["check"], cwd=half_baselined)
     assert result.returncode == 1
     assert codes_by_line(result.stdout) == [
-        ("./tests/test_legacy.py", 1, "HRM900"),
-        ("./tests/test_sleepy.py", 6, "HRM201"),
+        ("tests/test_legacy.py", 1, "HRM900"),
+        ("tests/test_sleepy.py", 6, "HRM201"),
     ]
-    assert result.stdout.splitlines()[-1] == "1 new, 4 baselined, 1 stale"
-    # the same findings flake8 itself reports with the plugin
-    assert codes_by_line(flake8(["."], cwd=half_baselined).stdout) == codes_by_line(result.stdout)
+    assert result.stdout.splitlines()[-1] == "2 test files, 1 new, 4 baselined, 1 stale"
+    # the same findings flake8 itself reports with the plugin, paths as typed
+    typed = hermetic(["check", "."], cwd=half_baselined)
+    assert codes_by_line(flake8(["."], cwd=half_baselined).stdout) == codes_by_line(typed.stdout)
+    assert codes_by_line(typed.stdout)[0][0] == "./tests/test_legacy.py"
 
 
 def test_check_exit_zero_reports_the_same_and_exits_0(half_baselined: Path) -> None:
@@ -334,7 +339,7 @@ def test_check_runs_on_the_bundled_examples(tmp_path: Path) -> None:
     assert {code for _, code in shown} == {
         "HRM101", "HRM102", "HRM103", "HRM105", "HRM106", "HRM107", "HRM108", "HRM109", "HRM201",
     }
-    assert demo.stdout.splitlines()[-1] == "9 new, 0 baselined, 0 stale"
+    assert demo.stdout.splitlines()[-1] == "1 test file, 9 new, 0 baselined, 0 stale"
 
 
 def test_check_github_format(half_baselined: Path) -> None:
@@ -349,7 +354,7 @@ def test_check_github_format(half_baselined: Path) -> None:
         "the debt was paid; delete the line (flake8-hermetic baseline prune)"
     )
     assert lines[1].startswith("::error file=tests/test_sleepy.py,line=6,col=5,title=HRM201::time.sleep() ")
-    assert lines[2] == "1 new, 4 baselined, 1 stale"
+    assert lines[2] == "2 test files, 1 new, 4 baselined, 1 stale"
 
 
 def test_check_sarif_is_valid_sarif_with_a_rule_per_code(half_baselined: Path) -> None:
@@ -380,24 +385,24 @@ def test_check_sarif_is_valid_sarif_with_a_rule_per_code(half_baselined: Path) -
         ("HRM201", "error", "tests/test_legacy.py", 13, "HRM201", suppressed),
         ("HRM201", "error", "tests/test_sleepy.py", 5, "HRM201", suppressed),
     ]
-    assert result.stderr == "1 new, 4 baselined, 1 stale\n"
+    assert result.stderr == "2 test files, 1 new, 4 baselined, 1 stale\n"
 
 
 def test_check_is_clean_after_regenerate(project: Path) -> None:
     regenerate(project)
     result = hermetic(["check", "tests"], cwd=project)
-    assert (result.returncode, result.stdout) == (0, "0 new, 5 baselined, 0 stale\n")
+    assert (result.returncode, result.stdout) == (0, "2 test files, 0 new, 5 baselined, 0 stale\n")
     absolute = hermetic(["check", str(project / "tests" / "test_legacy.py")], cwd=project)
-    assert (absolute.returncode, absolute.stdout) == (0, "0 new, 4 baselined, 0 stale\n")
+    assert (absolute.returncode, absolute.stdout) == (0, "1 test file, 0 new, 4 baselined, 0 stale\n")
 
 
 def test_check_reports_a_test_file_it_could_not_parse_whatever_is_selected(project: Path) -> None:
     write_tree(project, {"tests/test_broken.py": "def test_x(:\n    pass\n", "src/broken.py": "def (:\n"})
     result = hermetic(["check", "--baseline", "none.txt"], cwd=project)
     assert result.returncode == 1
-    assert ("./tests/test_broken.py", 1, "E999") in codes_by_line(result.stdout)
+    assert ("tests/test_broken.py", 1, "E999") in codes_by_line(result.stdout)
     assert "src/broken.py" not in result.stdout  # not a file the pack lints
-    assert result.stdout.splitlines()[-1] == "6 new, 0 baselined, 0 stale"
+    assert result.stdout.splitlines()[-1] == "2 test files, 6 new, 0 baselined, 0 stale"
 
 
 # -- bad input ---------------------------------------------------------------------------
@@ -406,7 +411,7 @@ MALFORMED = [
     pytest.param("tests/test_legacy.py\tHRM105\n", "expected 3 TAB-separated fields", id="field-count"),
     pytest.param("tests/test_legacy.py\tHRMX05\tos.chdir(d)\n", "is not an error code", id="bad-code"),
     pytest.param(">>>>>>> feature\n", "merge-conflict marker", id="conflict-marker"),
-    pytest.param("tests/../../outside.py\tHRM105\tos.chdir(d)\n", "escapes the baseline's directory", id="escaping"),
+    pytest.param("tests/../../outside.py\tHRM105\tos.chdir(d)\n", "leaves the project root", id="escaping"),
 ]
 
 

@@ -220,12 +220,20 @@ def test_no_baseline_precedence(
     assert settings.baseline_path == (str(workspace / BASELINE_NAME) if baseline_used else None)
 
 
-def test_default_baseline_sits_next_to_the_flake8_config(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("tox_ini", "root"), [
+    pytest.param("[flake8]\n", "", id="table-configures"),
+    pytest.param("[flake8]\nhermetic-repo-dirs = y\n", "sub", id="flake8-config-configures"),
+])
+def test_default_baseline_sits_in_the_root_of_the_config_that_configures_the_pack(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, tox_ini: str, root: str,
+) -> None:
     write_tree(workspace, {
         "pyproject.toml": "[tool.flake8-hermetic]\nrepo-dirs = ['x']\n",
-        "sub/tox.ini": "[flake8]\n",
+        "sub/tox.ini": tox_ini,
     })
-    assert resolved(monkeypatch, []).baseline_path == str(workspace / "sub" / BASELINE_NAME)
+    settings = resolved(monkeypatch, [])
+    assert settings.config_dir == str(workspace / root).rstrip("/")
+    assert settings.baseline_path == str(workspace / root / BASELINE_NAME)
 
 
 def test_default_baseline_sits_next_to_the_table_without_flake8_config(
@@ -416,7 +424,7 @@ def test_check_command_honours_the_table_without_any_flake8_config(ruff_only: Pa
     result = hermetic(["check"], cwd=ruff_only)
     assert "Traceback" not in result.stderr, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[-1] == "1 new, 1 baselined, 0 stale"
+    assert lines[-1] == "2 test files, 1 new, 1 baselined, 0 stale"  # checks/*.py, not tests/
     assert hrm_findings("\n".join(lines[:-1])) == [("checks/probe_new.py", 2, "HRM108")]
     assert result.returncode == 1
 

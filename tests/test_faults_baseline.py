@@ -199,7 +199,8 @@ def test_a_hostile_file_name_round_trips_through_regenerate_check_prune(tmp_path
     assert hermetic(["baseline", "regenerate"], cwd=root).returncode == 0
     written = (root / BASELINE).read_bytes()
     judged = hermetic(["baseline", "check"], cwd=root)
-    assert (judged.returncode, judged.stdout.splitlines()[-1]) == (0, f"{BASELINE}: 2 entries, all current"), (
+    summary = f"{BASELINE}: 2 entries, 2 judged, all current (2 test files linted)"
+    assert (judged.returncode, judged.stdout.splitlines()[-1]) == (0, summary), (
         judged.stdout + judged.stderr
     )
     pruned = hermetic(["baseline", "prune"], cwd=root)
@@ -254,7 +255,8 @@ def test_generated_file_names_survive_regenerate_check_prune_regenerate(
     written = (root / BASELINE).read_bytes()
     assert len(lines_of(root / BASELINE)) == len(files), output  # no entry lost, none refused
     code, output = _cli(["baseline", "check", "-j", "1"])
-    assert (code, output.splitlines()[-1]) == (0, f"{BASELINE}: {len(files)} entries, all current"), output
+    summary = f"{BASELINE}: {len(files)} entries, {len(files)} judged, all current ({len(files)} test files linted)"
+    assert (code, output.splitlines()[-1]) == (0, summary), output
     code, output = _cli(["baseline", "prune", "-j", "1"])
     assert (code, output.splitlines()[0]) == (0, "no changes"), output
     code, output = _cli(["baseline", "regenerate", "-j", "1"])

@@ -142,7 +142,7 @@ def test_a_conftest_too_deep_to_parse_does_not_crash_the_lint_of_a_sound_test(tm
     assert (plain.returncode, plain.stderr) == (1, "")
     assert plain.stdout.startswith("tests/test_a.py:5:5: HRM105 ")
     checked = hermetic(["check"], cwd=root)
-    assert checked.returncode == 1 and checked.stdout.startswith("./tests/test_a.py:5:5: HRM105 "), checked.stderr
+    assert checked.returncode == 1 and checked.stdout.startswith("tests/test_a.py:5:5: HRM105 "), checked.stderr
 
 
 def test_a_file_flake8_itself_cannot_parse_is_one_line_from_the_command(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def test_regenerate_refuses_to_grow_by_default_and_says_how_much(project: Path) 
     refused = hermetic(["baseline", "regenerate"], cwd=project)
     assert refused.returncode == 1
     assert codes_by_line(refused.stdout) == [
-        ("./tests/test_app.py", 10, "HRM108"), ("./tests/test_app.py", 11, "HRM108"),
+        ("tests/test_app.py", 10, "HRM108"), ("tests/test_app.py", 11, "HRM108"),
     ]
     assert refused.stderr == (
         "flake8-hermetic: 2 new violations would be added to hermetic-baseline.txt; "
@@ -59,7 +59,7 @@ def test_regenerate_refuses_to_grow_by_default_and_says_how_much(project: Path) 
 
     grown = hermetic(["baseline", "regenerate", "--allow-growth"], cwd=project)
     assert grown.returncode == 0, grown.stderr
-    assert grown.stdout.splitlines() == ["HRM108 +2 -0", "hermetic-baseline.txt: 3 entries"]
+    assert grown.stdout.splitlines() == ["HRM108 +2 -0", "hermetic-baseline.txt: 3 entries; 1 test file linted"]
     assert baseline_text(project).count("\tHRM108\t") == 3
     assert flake8(["."], cwd=project).stdout == ""
 
@@ -76,7 +76,7 @@ def test_regenerate_without_the_flag_still_shrinks_and_refreshes_edited_lines(pr
     write_tree(project, {"tests/test_gone.py": "def test_gone():\n    assert True\n"})  # fixed
     result = hermetic(["baseline", "regenerate"], cwd=project)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.splitlines() == ["HRM108 +1 -2", "hermetic-baseline.txt: 1 entries"]
+    assert result.stdout.splitlines() == ["HRM108 +1 -2", "hermetic-baseline.txt: 1 entries; 2 test files linted"]
     assert baseline_text(project) == HEADER + KNOWN.replace("known.txt", "edited.txt") + "\n"
 
 
@@ -87,7 +87,7 @@ def test_a_new_baseline_is_the_adoption_and_needs_no_flag(project: Path) -> None
     assert result.stdout.splitlines() == [
         "HRM108 +1 -0",
         "hermetic-baseline.txt: 1 entries (new file: commit it; from now on it only shrinks unless "
-        "regenerate is given --allow-growth)",
+        "regenerate is given --allow-growth); 1 test file linted",
     ]
     assert KNOWN in baseline_text(project)
 
@@ -111,7 +111,7 @@ def test_prune_exit_nonzero_on_fix_prunes_then_passes(project: Path) -> None:
     assert fixing.stdout.splitlines()[0].startswith("hermetic-baseline.txt:3: removed ")
     assert baseline_text(project) == HEADER.rstrip("\n") + "\n"
     again = hermetic(["baseline", "prune", "--exit-nonzero-on-fix"], cwd=project)
-    assert (again.returncode, again.stdout.splitlines()[-1]) == (0, "hermetic-baseline.txt: 0 entries")
+    assert (again.returncode, again.stdout.splitlines()[-1]) == (0, "hermetic-baseline.txt: 0 entries; 1 test file linted")
     # plain prune keeps exit 0 when it removes
     (project / "hermetic-baseline.txt").write_text(HEADER + KNOWN + "\n", encoding="utf-8")
     assert hermetic(["baseline", "prune"], cwd=project).returncode == 0
@@ -140,7 +140,7 @@ def test_hrm900_names_the_baseline_file_and_line_from_any_directory(project: Pat
 def test_check_reports_hrm900_as_the_plugin_does(project: Path) -> None:
     write_tree(project, {"tests/test_app.py": "def test_known(tmp_path):\n    assert tmp_path\n"})
     check = hermetic(["check"], cwd=project)
-    assert check.stdout.splitlines()[0] == f"./tests/test_app.py:1:1: {STALE_KNOWN}"
+    assert check.stdout.splitlines()[0] == f"tests/test_app.py:1:1: {STALE_KNOWN}"
 
 
 def test_github_annotations_escape_workflow_command_characters(project: Path) -> None:
@@ -149,7 +149,7 @@ def test_github_annotations_escape_workflow_command_characters(project: Path) ->
     (project / "hermetic-baseline.txt").rename(project / "debt,v1:a.txt")
     result = hermetic(["check", "--format", "github", "--baseline", "debt,v1:a.txt"], cwd=project)
     [annotation, summary] = result.stdout.splitlines()
-    assert summary == "0 new, 1 baselined, 1 stale"
+    assert summary == "1 test file, 0 new, 1 baselined, 1 stale"
     # properties escape % \r \n , and : ; the message escapes % \r \n only
     assert annotation.startswith("::warning file=debt%2Cv1%3Aa.txt,line=4,title=HRM900::stale baseline entry at ")
     assert '"/tmp/100%25,done:\\r"' in annotation
@@ -199,7 +199,7 @@ def test_regenerate_sorts_entries_with_their_comments_and_moves_a_comment_to_an_
         + "# footer: keep this file short\n"
     )
     again = hermetic(["baseline", "regenerate"], cwd=project)
-    assert again.stdout.splitlines()[-1] == "hermetic-baseline.txt: 2 entries (unchanged)"
+    assert again.stdout.splitlines()[-1] == "hermetic-baseline.txt: 2 entries (unchanged); 1 test file linted"
     # the plugin reads the commented file as the commands do
     assert flake8(["."], cwd=project).stdout == ""
 

@@ -1,6 +1,8 @@
 """The baseline file: one known violation per line, ``where<TAB>code<TAB>what``.
 
-Paths are POSIX and relative to the baseline's directory. The file is read
+Paths are POSIX and relative to the project root (the directory of the
+config that configures the pack, see :func:`flake8_hermetic.root.project_root`),
+wherever the file itself lives. The file is read
 strictly: a line that cannot be understood is refused with ``FILE:LINE:
 reason`` rather than skipped, since a skipped line would silently turn a
 known violation into a failure, or worse, hide that a line was lost.
@@ -184,7 +186,7 @@ def _check_path(raw: str) -> tuple[str, str | None]:
     if "\\" in raw:
         return raw, f"path {raw!r} uses backslashes; baseline paths are POSIX (a backslash in a name is written %5C)"
     if raw.startswith("/") or WINDOWS_DRIVE.match(raw):  # the raw field: a name "c:x" is written "c%3Ax"
-        return raw, f"path {raw!r} is absolute; paths are relative to the baseline's directory"
+        return raw, f"path {raw!r} is absolute; paths are relative to the project root"
     try:
         path = unescape_path(raw)
     except ValueError as exc:
@@ -194,10 +196,10 @@ def _check_path(raw: str) -> tuple[str, str | None]:
 
 def _check_unescaped(path: str) -> str | None:
     if path.startswith("/"):
-        return f"path {path!r} is absolute; paths are relative to the baseline's directory"
+        return f"path {path!r} is absolute; paths are relative to the project root"
     normal = posixpath.normpath(path)
     if normal == ".." or normal.startswith("../"):
-        return f"path {path!r} escapes the baseline's directory"
+        return f"path {path!r} leaves the project root"
     if normal != path:
         return f"path {path!r} is not normalised (write {normal!r})"
     return None

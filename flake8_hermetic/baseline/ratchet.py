@@ -55,7 +55,8 @@ def _what(finding: Finding) -> str:
     return finding.what or NO_TEXT
 
 
-def _judged(entry: Entry, current: Mapping[str, Judged[F]]) -> bool:
+def is_judged(entry: Entry, current: Mapping[str, Judged[F]]) -> bool:
+    """Did this run judge ``entry`` (its file linted, its code run there)?"""
     if is_runtime(entry.code):
         return False
     linted = current.get(entry.path)
@@ -80,12 +81,12 @@ def regenerate(baseline: Baseline, current: Mapping[str, Judged[F]], exists: Cal
     stays and accepts them all."""
     kept = [
         entry for entry in baseline.entries
-        if is_runtime(entry.code) or (not _judged(entry, current) and exists(entry.path))
+        if is_runtime(entry.code) or (not is_judged(entry, current) and exists(entry.path))
     ]
     stars = {
         (entry.path, entry.scope, entry.code)
         for entry in baseline.entries
-        if entry.is_any and _judged(entry, current)
+        if entry.is_any and is_judged(entry, current)
     }
     fresh: list[Entry] = []
     starred: set[tuple[str, str, str]] = set()

@@ -28,6 +28,8 @@ def command_regenerate(args: argparse.Namespace) -> int:
     target = write_target(shown, result.settings.config_dir)  # before the scan: fail fast
     _read(shown)  # a malformed baseline is refused before the scan, too
     result.run()
+    common.require_test_files(result)
+    common.refuse_outside_root(result)
     common.warn_unlinted(result)
     current = common.judged(result, True)
     with common.baseline_lock(target):
@@ -47,7 +49,7 @@ def command_regenerate(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 1
-        entries = ratchet.regenerate(old, current, common.exists_under(result.baseline_dir))
+        entries = ratchet.regenerate(old, current, common.exists_under(result.root))
         entries, lost = ratchet.carry_comments(old.entries, entries)
         header = old.header if existing is not None else list(NEW_FILE_HEADER)
         wrote = common.write_baseline(target, header, entries, old.footer)
@@ -55,9 +57,9 @@ def command_regenerate(args: argparse.Namespace) -> int:
     common.print_changes(old.entries, entries)
     if adopting:
         print(f"{shown}: {len(entries)} entries (new file: commit it; from now on it only shrinks"
-              " unless regenerate is given --allow-growth)")
+              f" unless regenerate is given --allow-growth); {common.covered(result)}")
     else:
-        print(f"{shown}: {len(entries)} entries{'' if wrote else ' (unchanged)'}")
+        print(f"{shown}: {len(entries)} entries{'' if wrote else ' (unchanged)'}; {common.covered(result)}")
     return 0
 
 
@@ -67,10 +69,11 @@ def command_prune(args: argparse.Namespace) -> int:
     target = write_target(shown, result.settings.config_dir) if not args.check else None
     load(shown)
     result.run()
+    common.require_test_files(result)
     judged = common.judged(result, False)
     with common.baseline_lock(target) if target is not None else contextlib.nullcontext():
         old = load(shown)  # again, under the lock
-        kept, removed = ratchet.prune(old, judged, common.exists_under(result.baseline_dir))
+        kept, removed = ratchet.prune(old, judged, common.exists_under(result.root))
         for entry, reason in removed:
             verb = "would remove" if args.check else "removed"
             print(f"{shown}:{entry.line}: {verb} {entry.render()!r}: {reason}")
@@ -80,7 +83,7 @@ def command_prune(args: argparse.Namespace) -> int:
             common.write_baseline(target, old.header, kept, old.footer)  # type: ignore[arg-type]
     common.print_lost_comments(shown, [entry for entry, _ in removed])
     common.print_changes(old.entries, kept)
-    print(f"{shown}: {len(kept)} entries")
+    print(f"{shown}: {len(kept)} entries; {common.covered(result)}")
     # as a fixing hook: the file changed, so the commit must be retried with it staged
     return 1 if removed and args.exit_nonzero_on_fix else 0
 
@@ -90,8 +93,11 @@ def command_baseline_check(args: argparse.Namespace) -> int:
     shown = common.shown(result.baseline_path)
     baseline, malformed = parse_all(read_text(shown) or "", shown)
     result.run()
+    common.require_test_files(result)
     problems = [(error.line, str(error)) for error in malformed]
-    _, removed = ratchet.prune(baseline, common.judged(result, False), common.exists_under(result.baseline_dir))
+    exists = common.exists_under(result.root)
+    current = common.judged(result, False)
+    _, removed = ratchet.prune(baseline, current, exists)
     for entry, reason in removed:
         problems.append((entry.line, f"{shown}:{entry.line}: {reason}: {entry.render()!r}"))
     owned = common.owned_codes(result.settings)
@@ -99,11 +105,19 @@ def command_baseline_check(args: argparse.Namespace) -> int:
         if entry.code not in owned:  # never judged by anything: it would stay forever
             problems.append((entry.line, f"{shown}:{entry.line}: no rule owns {entry.code} (an unknown code, or a "
                                          f"pattern rule gone from the rules file): {entry.render()!r}"))
+    unlinted = common.unlinted_entries(result, baseline.entries, exists)
+    if unlinted:
+        setting = common.test_file_setting(result)
+        for entry in unlinted:
+            problems.append((entry.line, f"{shown}:{entry.line}: {entry.path} was not linted, so this entry "
+                                         f"was not judged (test files: {setting}): {entry.render()!r}"))
     for _, message in sorted(problems):
         print(message)
     if problems:
         return 1
-    print(f"{shown}: {len(baseline.entries)} entries, all current")
+    judged = sum(1 for entry in baseline.entries if ratchet.is_judged(entry, current))
+    verdict = f"{judged} judged, all current" if judged or not baseline.entries else "none judged"
+    print(f"{shown}: {len(baseline.entries)} entries, {verdict} ({common.covered(result)})")
     return 0
 
 

@@ -45,7 +45,8 @@ def check_report(result: Scan, baseline: Baseline) -> reporting.Report:
                 if result.visible(report):
                     stale.append(report)
                     stale_at[report] = (common.shown(baseline.path), entry.line)
-    return reporting.Report(new + result.problems, stale, baselined, accepted, stale_at, common.shown(baseline.path))
+    return reporting.Report(new + result.problems, stale, baselined, accepted, stale_at, common.shown(baseline.path),
+                            files=result.test_files)
 
 
 def _output_arguments(args: argparse.Namespace) -> list[str]:
@@ -81,7 +82,7 @@ def _render(args: argparse.Namespace, result: Scan, report: reporting.Report) ->
     if args.format == "sarif":
         codes = {*result.enabled, *(f.code for f in report.findings())}
         rules = reporting.rule_help(codes, ruledocs.pages(), common.project_rules(result.settings))
-        text = reporting.sarif(report, rules, result.baseline_dir)
+        text = reporting.sarif(report, rules, result.root)
     else:
         text = reporting.json_findings(report)
     return text, [*statistics, report.summary()]  # stdout stays one JSON document
@@ -93,6 +94,7 @@ def command_check(args: argparse.Namespace) -> int:
     result = common.prepare_scan(args, _output_arguments(args))
     baseline = _baseline_for_check(result, args.baseline)
     result.run()
+    common.require_test_files(result)
     report = check_report(result, baseline)
     text, to_stderr = _render(args, result, report)
     if result.options.output_file:

@@ -72,9 +72,54 @@ def owned_codes(settings: Settings) -> frozenset[str]:
 def prepare_scan(args: argparse.Namespace, extra: Sequence[str] = ()) -> Scan:
     """flake8's options for the command's paths, its selection flags (if it
     takes them) and ``extra`` flake8 arguments."""
+    paths = getattr(args, "paths", [])
+    for path in paths:
+        # flake8 reports E902 for it and goes on: a typo would check nothing and pass
+        if path != "-" and not os.path.lexists(path):
+            raise CommandError(f"flake8-hermetic: {path}: no such file or directory")
     flags = selection.command_line_arguments(args) if hasattr(args, "select") else []
-    return prepare(getattr(args, "paths", []), config=args.config, jobs=getattr(args, "jobs", None),
+    return prepare(paths, config=args.config, jobs=getattr(args, "jobs", None),
                    baseline=args.baseline, extra=[*flags, *extra])
+
+
+def test_file_setting(result: Scan) -> str:
+    """The setting that decides which files are test files, for a message."""
+    settings = result.settings
+    if settings.test_files_given:
+        return f"test-files in {shown_location(settings.test_files_source)}"
+    from flake8_hermetic.checker import HermeticChecker
+
+    runtime = HermeticChecker.runtime
+    first = (result.paths or ["."])[0]
+    start = first if os.path.isdir(first) else os.path.dirname(os.path.abspath(first))
+    config = runtime.project.configs.for_directory(start).path if runtime is not None else None
+    if config:
+        return f"pytest's configuration in {shown(config)} (python_files, testpaths) unless test-files is set"
+    from flake8_hermetic.project.config import DEFAULT_PYTHON_FILES
+
+    return (f"pytest's defaults (python_files = {' '.join(DEFAULT_PYTHON_FILES)}; no pytest configuration found) "
+            "unless test-files is set")
+
+
+def shown_location(location: str) -> str:
+    """``FILE:LINE`` with the file as :func:`shown` writes it."""
+    file, separator, line = location.rpartition(":")
+    return f"{shown(file)}:{line}" if separator and line.isdigit() else location
+
+
+def require_test_files(result: Scan) -> None:
+    """A run that linted no test file checked nothing: a failure (exit 2), not
+    a pass, unless the user named only files (pre-commit passes the staged
+    files, which may all be library code)."""
+    if result.test_files or result.problems:
+        return
+    paths = result.paths
+    if paths and all(os.path.isfile(path) or path == "-" for path in paths):
+        return
+    raise CommandError(
+        f"flake8-hermetic: no test file found in {' '.join(paths) or '.'}, so nothing was checked; "
+        f"which files are test files is decided by {test_file_setting(result)}"
+    )
 
 
 def judged(result: Scan, visible_only: bool) -> dict[str, ratchet.Judged[Found]]:
@@ -87,6 +132,37 @@ def judged(result: Scan, visible_only: bool) -> dict[str, ratchet.Judged[Found]]
         )
         for path, linted in result.files.items()
     }
+
+
+def covered(result: Scan) -> str:
+    """What a run linted, for the commands' last line."""
+    from flake8_hermetic.reporting import test_files
+
+    return f"{test_files(result.test_files)} linted"
+
+
+def refuse_outside_root(result: Scan) -> None:
+    """A file outside the project root has no baseline name: writing one
+    (``../x``) would make every reader refuse the file."""
+    for path, linted in sorted(result.files.items()):
+        if path.startswith("../") or os.path.isabs(path):
+            raise CommandError(
+                f"flake8-hermetic: {linted.filename}: outside the project root {result.root}; "
+                "its entries cannot be written (lint only paths inside the project)"
+            )
+
+
+def unlinted_entries(result: Scan, entries: Sequence[Entry], exists: Callable[[str], bool]) -> list[Entry]:
+    """Static entries of existing files that no linted path reached (a
+    whole-project run: no path was typed): nothing judged them."""
+    if result.paths_given:
+        return []
+    unreadable = {problem.path for problem in result.problems}
+    return [
+        entry for entry in entries
+        if not ratchet.is_runtime(entry.code) and entry.path not in result.files
+        and entry.path not in unreadable and exists(entry.path)
+    ]
 
 
 def exists_under(directory: str) -> Callable[[str], bool]:
@@ -149,7 +225,7 @@ def config_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="flake8 config file (default: the one flake8 finds)")
     parser.add_argument(
         "--baseline", metavar="FILE",
-        help="baseline file (default: --hermetic-baseline, else hermetic-baseline.txt next to the flake8 config)",
+        help="baseline file, anywhere (default: --hermetic-baseline, else hermetic-baseline.txt in the project root)",
     )
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import configparser
 import os
+from typing import Any
 
-from flake8_hermetic.baseline.format import BASELINE_NAME
+from flake8_hermetic.baseline.format import BASELINE_NAME, BaselineError
+from flake8_hermetic.root import configures_pack, find_pyproject, inside, project_root
 
 
 def _same_key(path: str) -> tuple[int, int] | None:
@@ -58,28 +60,62 @@ def _flake8_option(config_path: str, name: str) -> str | None:
     return None
 
 
-def find_baseline(start: str, explicit: str | None = None, no_baseline: bool = False) -> str | None:
-    """The baseline the static side would use from ``start``: ``--hermetic-baseline``
-    (given here), the flake8 config's ``hermetic-baseline``, the pyproject
-    table's ``baseline``, else ``hermetic-baseline.txt`` next to the config."""
-    if no_baseline:
-        return None
-    if explicit:
-        return os.path.abspath(os.path.join(start, explicit))
-    config = _flake8_config(start)
-    if config:
-        if (_flake8_option(config, "hermetic-no-baseline") or "").lower() in ("1", "true", "yes", "on"):
-            return None
-        named = _flake8_option(config, "hermetic-baseline")
-        directory = os.path.dirname(config)
-        return os.path.abspath(os.path.join(directory, named or BASELINE_NAME))
-    from flake8_hermetic.settings import find_pyproject, read_pyproject_table
+def _table(pyproject: str) -> dict[str, Any]:
+    """The pyproject's ``[tool.flake8-hermetic]`` table. The static side's
+    reader (and its imports) only when the file can hold one."""
+    try:
+        with open(pyproject, "rb") as handle:
+            if b"flake8-hermetic" not in handle.read():
+                return {}
+    except OSError:
+        return {}
+    from flake8_hermetic.settings import read_pyproject_table
 
-    pyproject = find_pyproject(start)
-    table = read_pyproject_table(pyproject) if pyproject else {}
-    if pyproject and table:
+    return read_pyproject_table(pyproject)
+
+
+def locate(start: str, explicit: str | None = None, no_baseline: bool = False) -> tuple[str | None, str]:
+    """``(baseline, project root)`` as the static side finds them from
+    ``start``: the baseline is ``--hermetic-baseline`` (given here), the
+    flake8 config's ``hermetic-baseline``, the pyproject table's
+    ``baseline``, else ``hermetic-baseline.txt`` in the project root; the
+    root is :func:`flake8_hermetic.root.project_root`'s. A configured
+    baseline outside the root is refused (:class:`BaselineError`)."""
+    config = _flake8_config(start)
+    pyproject = find_pyproject(os.path.dirname(config) if config else start)
+    table = _table(pyproject) if pyproject else {}
+    root = project_root(config, pyproject, table) if (config or table) else os.path.abspath(start)
+    if no_baseline:
+        return None, root
+    if explicit:
+        return os.path.abspath(os.path.join(start, explicit)), root
+    named = None
+    key = "hermetic-baseline"
+    if config and configures_pack(config):
+        if (_flake8_option(config, "hermetic-no-baseline") or "").lower() in ("1", "true", "yes", "on"):
+            return None, root
+        named = _flake8_option(config, "hermetic-baseline")
+        source = config
+    elif table:
         if table.get("no-baseline") or table.get("hermetic-no-baseline"):
-            return None
-        named = table.get("baseline") or table.get("hermetic-baseline")
-        return os.path.abspath(os.path.join(os.path.dirname(pyproject), named or BASELINE_NAME))
-    return os.path.abspath(os.path.join(start, BASELINE_NAME))
+            return None, root
+        key = "baseline" if table.get("baseline") else "hermetic-baseline"
+        named = table.get(key)
+        source = pyproject or ""
+    if not named:
+        return os.path.join(root, BASELINE_NAME), root
+    baseline = os.path.abspath(os.path.join(os.path.dirname(source), str(named)))
+    if not inside(baseline, root):
+        from flake8_hermetic.settings import _config_line, _table_line
+
+        where = _config_line(source, key) if source == config else _table_line(source, key)
+        file, _, line = where.rpartition(":")
+        raise BaselineError(file or source, int(line) if line.isdigit() else 1,
+                            f"baseline: {baseline} is outside the project root {root}; "
+                            "a configured baseline must live inside the project")
+    return baseline, root
+
+
+def find_baseline(start: str, explicit: str | None = None, no_baseline: bool = False) -> str | None:
+    """The baseline the static side would use from ``start`` (see :func:`locate`)."""
+    return locate(start, explicit, no_baseline)[0]

@@ -233,22 +233,23 @@ class Guard:
 
     def _decide(self, session: pytest.Session) -> None:
         from flake8_hermetic.baseline.format import BaselineError
-        from flake8_hermetic.guard.locate import find_baseline
+        from flake8_hermetic.guard.locate import locate
+        from flake8_hermetic.options import ConfigError
 
         config = self.config
         start = str(config.invocation_params.dir)
         rootdir = str(config.rootpath)
         try:
-            baseline = find_baseline(start, config.getoption("hermetic_baseline"),
-                                     config.getoption("hermetic_no_baseline"))
+            baseline, root = locate(start, config.getoption("hermetic_baseline"),
+                                    config.getoption("hermetic_no_baseline"))
             if self._nothing_to_decide(baseline):
                 self.clean, self.clean_baseline = True, baseline
                 return
             from flake8_hermetic.guard import verdict as verdicts
 
             self.verdict = verdicts.decide(self.leaks, self.ran, baseline, rootdir,
-                                           update=config.getoption("hermetic_guard_update"))
-        except (BaselineError, OSError) as exc:
+                                           update=config.getoption("hermetic_guard_update"), root=root)
+        except (BaselineError, ConfigError, OSError) as exc:
             self.verdict = None
             self.error = str(exc)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR

@@ -69,17 +69,21 @@ class Verdict:
     baselined: list[Judged] = field(default_factory=list)
     stale: list[Entry] = field(default_factory=list)
     written: str | None = None  # the baseline, when --hermetic-guard-update changed it
+    root: str = ""  # the project root: the baseline's paths are relative to it
 
     def summary(self) -> str:
         return f"{len(self.new)} new, {len(self.baselined)} baselined, {len(self.stale)} stale"
 
 
 class Namer:
-    """Node ids (rootdir-relative) as baseline wheres (baseline-relative)."""
+    """Node ids (relative to pytest's rootdir) as baseline wheres (relative to
+    the project root). The two are the same directory in most projects; when
+    they differ, the entry's path is rebased so the static side and the guard
+    name a file alike."""
 
-    def __init__(self, rootdir: str, baseline_dir: str) -> None:
+    def __init__(self, rootdir: str, root: str) -> None:
         self.rootdir = rootdir
-        self.baseline_dir = baseline_dir
+        self.root = root
         self.paths: dict[str, str] = {}
 
     def split(self, nodeid: str) -> tuple[str, str]:
@@ -93,7 +97,7 @@ class Namer:
         if named is None:
             absolute = os.path.normpath(os.path.join(self.rootdir, file))
             try:
-                named = to_posix(os.path.relpath(absolute, self.baseline_dir))
+                named = to_posix(os.path.relpath(absolute, self.root))
             except ValueError:  # another drive on Windows
                 named = to_posix(absolute)
             self.paths[file] = named
@@ -127,13 +131,14 @@ def resolve_claims(leaks: Iterable[Leak]) -> list[Leak]:
 
 
 def decide(
-    leaks: Sequence[Leak], ran: Iterable[str], baseline_path: str | None, rootdir: str, update: bool
+    leaks: Sequence[Leak], ran: Iterable[str], baseline_path: str | None, rootdir: str, update: bool,
+    root: str | None = None,
 ) -> Verdict:
     """Judge ``leaks`` (of the tests in ``ran``) against the baseline; with
-    ``update``, rewrite the runtime entries of those tests."""
-    verdict = Verdict(baseline_path)
-    baseline_dir = os.path.dirname(baseline_path) if baseline_path else rootdir
-    namer = Namer(rootdir, baseline_dir)
+    ``update``, rewrite the runtime entries of those tests. ``root`` is the
+    project root (default: pytest's ``rootdir``)."""
+    verdict = Verdict(baseline_path, root=root or rootdir)
+    namer = Namer(rootdir, verdict.root)
     judged = [Judged(leak, *namer.split(leak.nodeid)) for leak in resolve_claims(leaks)]
     ran_wheres = {namer.where(nodeid) for nodeid in ran} | {namer.where(SESSION)}
     existing = None if baseline_path is None else read_text(baseline_path)
@@ -222,7 +227,7 @@ def check_report(verdict: Verdict, rootdir: str) -> Any:
         return Found(os.path.relpath(os.path.join(rootdir, file)), j.path, max(j.leak.line, 1), 1, j.code,
                      j.message, j.scope, j.what)
 
-    base = os.path.dirname(verdict.baseline_path) if verdict.baseline_path else rootdir
+    base = verdict.root or rootdir
     report = reporting.Report([found(j) for j in verdict.new], [], len(verdict.baselined))
     for e in verdict.stale:
         stale = Found(os.path.relpath(os.path.join(base, e.path)), e.path, 1, 1, STALE_CODE, stale_message(e),
@@ -243,5 +248,4 @@ def formatted_report(verdict: Verdict, form: str, rootdir: str) -> str:
         return reporting.github(report)
     codes = {f.code for f in report.findings()} | RUNTIME_CODES
     rules = reporting.rule_help(codes, ruledocs.pages(), {})
-    base = os.path.dirname(verdict.baseline_path) if verdict.baseline_path else rootdir
-    return reporting.sarif(report, rules, base)
+    return reporting.sarif(report, rules, verdict.root or rootdir)
