@@ -96,7 +96,7 @@ class Monitor:
             kind = watch.kind
             expected = self.expected[kind]
             current = watch.take()
-            if current == expected:
+            if current is expected or current == expected:  # most watches hand back the same object
                 continue
             settle = getattr(watch, "settle", None)
             if settle is not None:

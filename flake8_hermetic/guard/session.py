@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from flake8_hermetic.guard import watches
+from flake8_hermetic.guard import dirwatch, watches
 from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.codes import BY_KIND
 from flake8_hermetic.guard.monitor import Leak, Monitor
@@ -103,6 +103,7 @@ class Guard:
         self.ran: list[str] = []
         self.verdict: Any = None
         self.tmp_watch: watches.Residue | None = None
+        self.notifier: dirwatch.Notifier | None = None
         self.audit_before: tuple[frozenset[str], bool] | None = None
         self.clean = False  # nothing to decide: no leak, no runtime entry, no update, no report
         self.clean_baseline: str | None = None
@@ -136,12 +137,13 @@ class Guard:
                 if extra and os.path.dirname(os.path.abspath(extra)) == directory:
                     ignores.append(os.path.basename(extra))
         grace = float(config.getini("hermetic_guard_grace"))
-        self.tmp_watch = watches.Residue("tmp", {self.redirect.path: ""}, ["pytest-of-*"])
-        found: list[watches.Watch] = [self.tmp_watch, watches.Residue("checkout", checkout, ignores)]
+        self.notifier = dirwatch.Notifier()
+        self.tmp_watch = watches.Residue("tmp", {self.redirect.path: ""}, ["pytest-of-*"], self.notifier)
+        found: list[watches.Watch] = [self.tmp_watch, watches.Residue("checkout", checkout, ignores, self.notifier)]
         found[-1].shared = True
         shared_dirs = list(checkout)
         if home:
-            found.append(watches.Residue("home", {home: "~/"}, []))
+            found.append(watches.Residue("home", {home: "~/"}, [], self.notifier))
             found[-1].shared = True
             shared_dirs.append(home)
         found += [
@@ -211,6 +213,8 @@ class Guard:
                 AUDIT.restore(self.audit_before)
             if self.redirect is not None:
                 self.redirect.stop()
+            if self.notifier is not None:
+                self.notifier.close()
         if self.worker:
             import json
 
