@@ -17,8 +17,6 @@ residue watch falls back to comparing the directory's ``mtime``.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import select
 import struct
@@ -41,11 +39,18 @@ MASK = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN
 LOST = IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED
 HEADER = struct.Struct("iIII")  # wd, mask, cookie, len of the name that follows
 BUFFER = 65536
+# Closing an instance that has held watches waits for the kernel (5-20 ms on
+# the machine measured: it synchronises with readers of the marks), so a
+# finished session removes its watches and leaves its instance here for the
+# next session of the process (a pytester run in-process), never closing it.
+_FREE: list[int] = []
 _LIVE: weakref.WeakSet[Notifier] = weakref.WeakSet()
+_LIBC: list[Any] = []  # loaded once: [libc or None]
 
 
 def _after_fork_in_child() -> None:
-    # a forked child shares the parent's descriptor: it must not take the parent's events
+    # a forked child shares the parent's descriptors: it must not take the parent's events
+    _FREE.clear()
     for notifier in list(_LIVE):
         notifier.forget()
 
@@ -55,19 +60,30 @@ if hasattr(os, "register_at_fork"):
 
 
 def _libc() -> Any:
+    if not _LIBC:
+        _LIBC.append(_load_libc())
+    return _LIBC[0]
+
+
+def _load_libc() -> Any:
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.inotify_init1.argtypes = [ctypes.c_int]
-        libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-        return libc
-    except (OSError, AttributeError):  # no libc, or one without inotify
-        return None
+    import ctypes
+
+    for name in (None, "libc.so.6"):  # the interpreter's own symbols first (no ldconfig run)
+        try:
+            libc = ctypes.CDLL(name, use_errno=True)
+            libc.inotify_init1.argtypes = [ctypes.c_int]
+            libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+            libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
+            return libc
+        except (OSError, AttributeError):  # no libc, or one without inotify
+            continue
+    return None
 
 
 class Notifier:
-    """One inotify instance; ``add`` a directory, then ask ``changed``."""
+    """One inotify instance; ``add`` a directory, then ask ``changed``; ``close`` at the end."""
 
     def __init__(self) -> None:
         self.fd = -1
@@ -76,13 +92,16 @@ class Notifier:
         self.watched: set[str] = set()  # directories the kernel watches for us
         self.moved: set[str] = set()  # directories with an event not yet handed out
         self.asked: set[str] = set()  # who asked since the last read of the events
-        if self.libc is not None:
-            fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-            if fd >= 0:
-                self.fd = fd
-                self.poller = select.poll()
-                self.poller.register(fd, select.POLLIN)
-                _LIVE.add(self)
+        if self.libc is None:
+            return
+        fd = _FREE.pop() if _FREE else self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd >= 0:
+            self.fd = fd
+            self.poller = select.poll()
+            self.poller.register(fd, select.POLLIN)
+            _LIVE.add(self)
+            self._drain()  # a reused instance: the previous session's last events (unknown watches)
+            self.moved.clear()
 
     def add(self, directory: str) -> bool:
         """Watch ``directory``; False where it cannot be watched (use its mtime)."""
@@ -148,10 +167,13 @@ class Notifier:
         self.fd = -1
 
     def close(self) -> None:
+        """Remove the watches; the instance waits in ``_FREE`` for the next session."""
         fd, self.fd = self.fd, -1
         self.watched = set()
-        if fd >= 0:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        if fd < 0:
+            return
+        for wd in self.by_wd:
+            self.libc.inotify_rm_watch(fd, wd)
+        self.by_wd = {}
+        _LIVE.discard(self)
+        _FREE.append(fd)

@@ -6,10 +6,7 @@ clean run whose baseline holds no runtime entry needs nothing more.
 
 from __future__ import annotations
 
-import configparser
 import os
-
-from flake8_hermetic.baseline.format import BASELINE_NAME
 
 
 def _same_key(path: str) -> tuple[int, int] | None:
@@ -25,6 +22,8 @@ def _flake8_config(start: str) -> str | None:
     importing flake8 into every guarded run): the first ``setup.cfg``,
     ``tox.ini`` or ``.flake8`` with a ``flake8`` section, from ``start`` up,
     stopping below the home directory and at the root."""
+    import configparser  # here: a guarded run with --hermetic-no-baseline never needs it
+
     home = os.path.expanduser("~")
     home_key = _same_key(home) if home != "~" else None
     path = os.path.abspath(start)
@@ -47,6 +46,8 @@ def _flake8_config(start: str) -> str | None:
 
 
 def _flake8_option(config_path: str, name: str) -> str | None:
+    import configparser
+
     parser = configparser.RawConfigParser()
     try:
         parser.read(config_path, encoding="utf-8")
@@ -66,6 +67,8 @@ def find_baseline(start: str, explicit: str | None = None, no_baseline: bool = F
         return None
     if explicit:
         return os.path.abspath(os.path.join(start, explicit))
+    from flake8_hermetic.baseline.format import BASELINE_NAME
+
     config = _flake8_config(start)
     if config:
         if (_flake8_option(config, "hermetic-no-baseline") or "").lower() in ("1", "true", "yes", "on"):

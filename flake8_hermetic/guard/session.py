@@ -236,7 +236,6 @@ class Guard:
             return True  # no baseline: nothing in it
 
     def _decide(self, session: pytest.Session) -> None:
-        from flake8_hermetic.baseline.format import BaselineError
         from flake8_hermetic.guard.locate import find_baseline
 
         config = self.config
@@ -252,7 +251,11 @@ class Guard:
 
             self.verdict = verdicts.decide(self.leaks, self.ran, baseline, rootdir,
                                            update=config.getoption("hermetic_guard_update"))
-        except (BaselineError, OSError) as exc:
+        except Exception as exc:  # noqa: BLE001 - narrowed below; the baseline module is imported only when needed
+            from flake8_hermetic.baseline.format import BaselineError
+
+            if not isinstance(exc, (BaselineError, OSError)):
+                raise
             self.verdict = None
             self.error = str(exc)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
