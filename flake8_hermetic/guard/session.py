@@ -18,8 +18,7 @@ import pytest
 
 from flake8_hermetic.guard import dirwatch, watches
 from flake8_hermetic.guard.audit import AUDIT
-from flake8_hermetic.guard.codes import BY_KIND
-from flake8_hermetic.guard.monitor import Leak, Monitor
+from flake8_hermetic.guard.monitor import Leak, Monitor, code_of
 
 OUTPUT_KEY = "hermetic_guard"
 CLEAN = "hermetic guard: 0 new, 0 baselined, 0 stale"
@@ -193,7 +192,7 @@ class Guard:
             return
         left = self.tmp_watch.take() - self.monitor.reported
         for name in self.tmp_watch.leaks(frozenset(), left):
-            self.leaks.append(Leak(".", BY_KIND["tmp"].code, name))
+            self.leaks.append(Leak(".", code_of("tmp"), name))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
