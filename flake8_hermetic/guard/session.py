@@ -22,6 +22,8 @@ from flake8_hermetic.guard.monitor import Leak, Monitor, code_of
 
 OUTPUT_KEY = "hermetic_guard"
 CLEAN = "hermetic guard: 0 new, 0 baselined, 0 stale"
+UNWATCHED_CHILDREN = ("hermetic guard: child processes (HRM612) are not watched here: no /proc children files "
+                      "and no psutil (pip install 'flake8-hermetic[guard]')")
 # checkout entries that tools make on every run: caches, coverage data, the baseline's own temporary file
 DEFAULT_IGNORES = (
     ".pytest_cache", "__pycache__", ".coverage", ".coverage.*", "*.pyc", ".hypothesis",
@@ -272,6 +274,13 @@ class Guard:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker:
             return
+        self._summary(terminalreporter)
+        from flake8_hermetic.guard import processes
+
+        if not processes.watchable():  # said, not skipped silently: HRM612 could not fire in this run
+            terminalreporter.write_line(UNWATCHED_CHILDREN, yellow=True)
+
+    def _summary(self, terminalreporter: Any) -> None:
         error = getattr(self, "error", None)
         if error:
             terminalreporter.section("hermetic guard", red=True)
