@@ -6,11 +6,9 @@ clean run whose baseline holds no runtime entry needs nothing more.
 
 from __future__ import annotations
 
-import configparser
 import os
 from typing import Any
 
-from flake8_hermetic.baseline.format import BASELINE_NAME, BaselineError
 from flake8_hermetic.root import configures_pack, find_pyproject, inside, project_root
 
 
@@ -27,6 +25,8 @@ def _flake8_config(start: str) -> str | None:
     importing flake8 into every guarded run): the first ``setup.cfg``,
     ``tox.ini`` or ``.flake8`` with a ``flake8`` section, from ``start`` up,
     stopping below the home directory and at the root."""
+    import configparser  # here: a guarded run with --hermetic-no-baseline never needs it
+
     home = os.path.expanduser("~")
     home_key = _same_key(home) if home != "~" else None
     path = os.path.abspath(start)
@@ -49,6 +49,8 @@ def _flake8_config(start: str) -> str | None:
 
 
 def _flake8_option(config_path: str, name: str) -> str | None:
+    import configparser
+
     parser = configparser.RawConfigParser()
     try:
         parser.read(config_path, encoding="utf-8")
@@ -81,6 +83,8 @@ def locate(start: str, explicit: str | None = None, no_baseline: bool = False) -
     ``baseline``, else ``hermetic-baseline.txt`` in the project root; the
     root is :func:`flake8_hermetic.root.project_root`'s. A configured
     baseline outside the root is refused (:class:`BaselineError`)."""
+    from flake8_hermetic.baseline.format import BASELINE_NAME, BaselineError
+
     config = _flake8_config(start)
     pyproject = find_pyproject(os.path.dirname(config) if config else start)
     table = _table(pyproject) if pyproject else {}

@@ -17,8 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flake8_hermetic.guard.audit import AUDIT
-from flake8_hermetic.guard.codes import BY_KIND
 from flake8_hermetic.guard.watches import Residue, Watch
+
+
+def code_of(kind: str) -> str:
+    """The ``HRM6xx`` code of a watch's kind (the codes and their pages are read on the first finding)."""
+    from flake8_hermetic.guard.codes import BY_KIND
+
+    return BY_KIND[kind].code
 
 
 @dataclass
@@ -96,12 +102,12 @@ class Monitor:
             kind = watch.kind
             expected = self.expected[kind]
             current = watch.take()
-            if current == expected:
+            if current is expected or current == expected:  # most watches hand back the same object
                 continue
             settle = getattr(watch, "settle", None)
             if settle is not None:
                 current = settle(expected, current)
-            code = BY_KIND[kind].code
+            code = code_of(kind)
             for what in watch.leaks(expected, current):
                 leaks.append(Leak(nodeid, code, what, file, line))
             if self.claims and watch.shared and isinstance(watch, Residue):
@@ -115,7 +121,7 @@ class Monitor:
         return leaks
 
     def _claim(self, watch: Residue, leaks: list[Leak], expected: Any, current: Any) -> None:
-        code = BY_KIND[watch.kind].code
+        code = code_of(watch.kind)
         ended = time.time()
         for entry, leak in zip(sorted(current - expected), [x for x in leaks if x.code == code]):
             path = watch.path_of(entry)

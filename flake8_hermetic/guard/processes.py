@@ -77,6 +77,17 @@ def _has_proc_children() -> bool:
     return os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
 
 
+def watchable() -> bool:
+    """Can this process's children be listed here (``/proc``'s children files, or ``psutil``)?"""
+    if _has_proc_children():
+        return True
+    try:
+        import psutil  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def running_children(root: int | None = None) -> frozenset[Child]:
     """The descendants of ``root`` (this process) that are still running."""
     root = os.getpid() if root is None else root

@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 
-from flake8_hermetic.guard import watches
+from flake8_hermetic.guard import dirwatch, watches
 from flake8_hermetic.guard.audit import AUDIT
-from flake8_hermetic.guard.codes import BY_KIND
-from flake8_hermetic.guard.monitor import Leak, Monitor
+from flake8_hermetic.guard.monitor import Leak, Monitor, code_of
 
 OUTPUT_KEY = "hermetic_guard"
 CLEAN = "hermetic guard: 0 new, 0 baselined, 0 stale"
+UNWATCHED_CHILDREN = ("hermetic guard: child processes (HRM612) are not watched here: no /proc children files "
+                      "and no psutil (pip install 'flake8-hermetic[guard]')")
 # checkout entries that tools make on every run: caches, coverage data, the baseline's own temporary file
 DEFAULT_IGNORES = (
     ".pytest_cache", "__pycache__", ".coverage", ".coverage.*", "*.pyc", ".hypothesis",
@@ -103,6 +104,7 @@ class Guard:
         self.ran: list[str] = []
         self.verdict: Any = None
         self.tmp_watch: watches.Residue | None = None
+        self.notifier: dirwatch.Notifier | None = None
         self.audit_before: tuple[frozenset[str], bool] | None = None
         self.clean = False  # nothing to decide: no leak, no runtime entry, no update, no report
         self.clean_baseline: str | None = None
@@ -136,12 +138,13 @@ class Guard:
                 if extra and os.path.dirname(os.path.abspath(extra)) == directory:
                     ignores.append(os.path.basename(extra))
         grace = float(config.getini("hermetic_guard_grace"))
-        self.tmp_watch = watches.Residue("tmp", {self.redirect.path: ""}, ["pytest-of-*"])
-        found: list[watches.Watch] = [self.tmp_watch, watches.Residue("checkout", checkout, ignores)]
+        self.notifier = dirwatch.Notifier()
+        self.tmp_watch = watches.Residue("tmp", {self.redirect.path: ""}, ["pytest-of-*"], self.notifier)
+        found: list[watches.Watch] = [self.tmp_watch, watches.Residue("checkout", checkout, ignores, self.notifier)]
         found[-1].shared = True
         shared_dirs = list(checkout)
         if home:
-            found.append(watches.Residue("home", {home: "~/"}, []))
+            found.append(watches.Residue("home", {home: "~/"}, [], self.notifier))
             found[-1].shared = True
             shared_dirs.append(home)
         found += [
@@ -191,7 +194,7 @@ class Guard:
             return
         left = self.tmp_watch.take() - self.monitor.reported
         for name in self.tmp_watch.leaks(frozenset(), left):
-            self.leaks.append(Leak(".", BY_KIND["tmp"].code, name))
+            self.leaks.append(Leak(".", code_of("tmp"), name))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -211,6 +214,8 @@ class Guard:
                 AUDIT.restore(self.audit_before)
             if self.redirect is not None:
                 self.redirect.stop()
+            if self.notifier is not None:
+                self.notifier.close()
         if self.worker:
             import json
 
@@ -267,6 +272,13 @@ class Guard:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker:
             return
+        self._summary(terminalreporter)
+        from flake8_hermetic.guard import processes
+
+        if not processes.watchable():  # said, not skipped silently: HRM612 could not fire in this run
+            terminalreporter.write_line(UNWATCHED_CHILDREN, yellow=True)
+
+    def _summary(self, terminalreporter: Any) -> None:
         error = getattr(self, "error", None)
         if error:
             terminalreporter.section("hermetic guard", red=True)

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from flake8_hermetic.guard import processes
+from flake8_hermetic.guard import dirwatch, processes
 from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.stable import label, stable
 
@@ -92,6 +92,7 @@ def _listing(directory: str, ignored: Callable[[str], bool]) -> set[str]:
 # an unchanged mtime spares the listing, but only once the listing is older
 # than the file system's timestamp granularity (coarse clocks, FAT's 2 s):
 # an entry made within the same tick as the last change would not move it.
+# Where the kernel reports changes (inotify, see ``dirwatch``) no mtime is read.
 MTIME_TRUST = 2.0
 
 
@@ -115,29 +116,45 @@ def ignore_matcher(patterns: Sequence[str]) -> Callable[[str], bool]:
 
 
 class Residue(SetWatch):
-    """New entries in a few directories: a shallow listing of each, never a walk."""
+    """New entries in a few directories: a shallow listing of each, never a walk.
+
+    A directory is listed again only when it may have changed: the notifier
+    reported an event in it, or (where it cannot watch it) its mtime moved."""
 
     restorable = False
 
-    def __init__(self, kind: str, directories: dict[str, str], ignore: Sequence[str]) -> None:
+    def __init__(self, kind: str, directories: dict[str, str], ignore: Sequence[str],
+                 notifier: dirwatch.Notifier | None = None) -> None:
         self.kind = kind
         self.directories = directories  # absolute path -> the label of its entries ("" for the top)
         self.ignored = ignore_matcher(ignore)
         self.cache = {directory: _Listing() for directory in directories}
         self.state: frozenset[str] = frozenset()
+        self.notifier = notifier
+        if notifier is not None:  # watched before the first listing: no change falls between the two
+            for directory in directories:
+                notifier.add(directory)
 
     def take(self) -> frozenset[str]:
         changed = False
-        now = time.time()
+        notifier = self.notifier
+        moved = notifier.changed(self.kind, self.directories) if notifier is not None else ()
+        now = 0.0
         for directory, listing in self.cache.items():
-            try:
-                mtime = os.stat(directory).st_mtime_ns
-            except OSError:
-                mtime = -2
-            if mtime == listing.mtime and listing.taken - mtime / 1e9 > MTIME_TRUST:
-                continue
+            if notifier is not None and directory in notifier.watched:
+                if listing.taken and directory not in moved:
+                    continue
+                mtime = 0
+            else:
+                try:
+                    mtime = os.stat(directory).st_mtime_ns
+                except OSError:
+                    mtime = -2
+                if mtime == listing.mtime and listing.taken - mtime / 1e9 > MTIME_TRUST:
+                    continue
             prefix = self.directories[directory]
             names = frozenset(prefix + name for name in _listing(directory, self.ignored))
+            now = now or time.time()
             listing.mtime, listing.taken = mtime, now
             if names != listing.names:
                 listing.names = names
@@ -164,12 +181,18 @@ class WorkingDirectory(Watch):
 
     def __init__(self, roots: Roots) -> None:
         self.roots = roots
+        self.seen = -1  # AUDIT.cwd_changes when ``last`` was read
+        self.last: str | None = None
 
     def take(self) -> str | None:
+        if AUDIT.counting and AUDIT.cwd_changes == self.seen:
+            return self.last  # no os.chdir since the last look
+        self.seen = AUDIT.cwd_changes
         try:
-            return os.getcwd()
+            self.last = os.getcwd()
         except OSError:  # removed under us
-            return None
+            self.last = None
+        return self.last
 
     def leaks(self, expected: str | None, current: str | None) -> list[str]:
         if current == expected:
@@ -187,11 +210,15 @@ PYTEST_CURRENT_TEST = "PYTEST_CURRENT_TEST"
 
 class Environment(SetWatch):
     """Key names only are ever reported: values may be secrets (they are
-    compared, and put back, in memory)."""
+    compared, and put back, in memory). The mapping is read again only after
+    a write to the environment (``os.putenv``/``os.unsetenv``, which every
+    write to ``os.environ`` makes, are counted by the audit hook)."""
 
     kind = "env"
 
     def __init__(self) -> None:
+        self.seen = -1  # AUDIT.env_changes when ``last`` was read
+        self.last: frozenset[tuple[Any, Any]] = frozenset()
         # os.environ's own encoded mapping spares decoding every item of every snapshot
         self.data: dict[Any, Any] | None = getattr(os.environ, "_data", None)
         decodekey = getattr(os.environ, "decodekey", None)
@@ -202,6 +229,13 @@ class Environment(SetWatch):
         self.decodevalue: Callable[[Any], str] = decodevalue
 
     def take(self) -> frozenset[tuple[Any, Any]]:
+        if AUDIT.counting and AUDIT.env_changes == self.seen:
+            return self.last
+        self.seen = AUDIT.env_changes
+        self.last = self._read()
+        return self.last
+
+    def _read(self) -> frozenset[tuple[Any, Any]]:
         if self.data is None:
             items = os.environ.copy()
             items.pop(PYTEST_CURRENT_TEST, None)
@@ -405,9 +439,15 @@ class Threads(SetWatch):
 
     def __init__(self, grace: float) -> None:
         self.grace = grace
+        self.listed: list[threading.Thread] = []
+        self.last: frozenset[threading.Thread] = frozenset()
 
     def take(self) -> frozenset[threading.Thread]:
-        return frozenset(t for t in threading.enumerate() if not isinstance(t, threading._DummyThread))
+        listed = threading.enumerate()
+        if listed != self.listed:  # Thread compares by identity: the same threads, in the same order
+            self.listed = listed
+            self.last = frozenset(t for t in listed if not isinstance(t, threading._DummyThread))
+        return self.last
 
     def settle(self, expected: frozenset[threading.Thread], current: frozenset[threading.Thread]) -> State:
         """The new threads still alive after the grace period (a bounded wait on each)."""
@@ -434,7 +474,7 @@ class Children(SetWatch):
 
     def take(self) -> frozenset[processes.Child]:
         # no child started through Python since the last look, and none running then: none now
-        if not AUDIT.spawned and not self.last:
+        if AUDIT.counting and not AUDIT.spawned and not self.last:
             return self.last
         AUDIT.spawned = False
         self.last = processes.running_children()
