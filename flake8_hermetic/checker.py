@@ -167,6 +167,19 @@ class HermeticChecker:
         if not settings.test_files_given:
             check_pytest_configs(cls.runtime, options)
 
+    @classmethod
+    def wants(cls, filename: str) -> bool:
+        """Would :meth:`run` walk this file (a test file, or one a project
+        pattern rule's globs name), judged by its name alone? The commands'
+        direct path parses no other file, and reports an unreadable file
+        only if it is one of these."""
+        runtime = cls.runtime
+        if runtime is None:
+            return False
+        path = entry_path(filename, runtime.settings.config_dir)
+        is_test_file = file_role(runtime, filename, path) is not Role.NOT_TEST
+        return is_test_file or bool(runtime.patterns and runtime.patterns.for_file(path, is_test_file))
+
     def role(self, runtime: Runtime, path: str) -> Role:
         return file_role(runtime, self.filename, path, self.tree if isinstance(self.tree, ast.Module) else None)
 

@@ -24,7 +24,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from flake8 import checker as flake8_checker
 from flake8 import exceptions as flake8_exceptions
 from flake8.formatting.base import BaseFormatter
 from flake8.options.parse_args import parse_args
@@ -32,6 +31,7 @@ from flake8.plugins.finder import Checkers
 from flake8.style_guide import StyleGuideManager
 from flake8.violation import Violation as Flake8Violation
 
+from flake8_hermetic import direct
 from flake8_hermetic.baseline.format import entry_path
 from flake8_hermetic.checker import (
     CONTEXT_SEPARATOR,
@@ -39,9 +39,7 @@ from flake8_hermetic.checker import (
     STALE_CODE,
     TEST_KIND,
     HermeticChecker,
-    file_role,
 )
-from flake8_hermetic.project import Role
 from flake8_hermetic.selection import table_arguments
 from flake8_hermetic.settings import BASELINE_NAME, Settings
 
@@ -113,6 +111,8 @@ class Scan:
     checkers: Checkers = field(repr=False)
     files: dict[str, LintedFile] = field(default_factory=dict)  # by baseline path
     problems: list[Found] = field(default_factory=list)  # E902/E999
+    #: the direct path (:mod:`flake8_hermetic.direct`); False runs flake8's own file checker
+    direct: bool = True
 
     @property
     def root(self) -> str:
@@ -125,7 +125,7 @@ class Scan:
 
     def run(self) -> None:
         """Run the pack through flake8's file checker manager (``--jobs`` and all)."""
-        manager = flake8_checker.Manager(style_guide=self.guide, plugins=self.checkers, argv=self.argv)
+        manager = direct.manager(self.guide, self.checkers, self.argv, direct=self.direct)
         try:
             manager.start()
             manager.run()
@@ -150,7 +150,7 @@ class Scan:
                     scope, _, what = context.partition(CONTEXT_SEPARATOR)
                     found.append(Found(filename, path, line, (col or 0) + 1, code, message, scope, what,
                                        physical_line))
-                elif code in UNREADABLE_CODES and self._would_lint(filename):
+                elif code in UNREADABLE_CODES and HermeticChecker.wants(filename):
                     self.problems.append(Found(filename, path, max(line, 1), (col or 0) + 1, code, text,
                                                physical_line=physical_line))
             if linted is not None:
@@ -180,18 +180,6 @@ class Scan:
     def test_files(self) -> int:
         """How many test files the pack walked."""
         return sum(1 for linted in self.files.values() if linted.test)
-
-    def _would_lint(self, filename: str) -> bool:
-        """Would the plugin have walked this file (a test file, or one a
-        project pattern rule's globs name) had it been readable?"""
-        path = entry_path(filename, self.settings.config_dir)
-        runtime = HermeticChecker.runtime
-        is_test_file = (
-            file_role(runtime, filename, path) is not Role.NOT_TEST if runtime is not None
-            else self.settings.matcher.matches(path)
-        )
-        patterns = runtime.patterns if runtime is not None else None
-        return is_test_file or bool(patterns and patterns.for_file(path, is_test_file))
 
     def visible(self, found: Found) -> bool:
         """Would flake8 show this result (select/ignore, per-file-ignores, noqa)?"""

@@ -78,8 +78,10 @@ def prepare_scan(args: argparse.Namespace, extra: Sequence[str] = ()) -> Scan:
         if path != "-" and not os.path.lexists(path):
             raise CommandError(f"flake8-hermetic: {path}: no such file or directory")
     flags = selection.command_line_arguments(args) if hasattr(args, "select") else []
-    return prepare(paths, config=args.config, jobs=getattr(args, "jobs", None),
+    scan = prepare(paths, config=args.config, jobs=getattr(args, "jobs", None),
                    baseline=args.baseline, extra=[*flags, *extra])
+    scan.direct = getattr(args, "engine", "direct") == "direct"
+    return scan
 
 
 def test_file_setting(result: Scan) -> str:
@@ -232,5 +234,7 @@ def config_options(parser: argparse.ArgumentParser) -> None:
 def lint_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: flake8's)")
     parser.add_argument("-j", "--jobs", metavar="N", help="processes for flake8's checks (flake8's --jobs)")
+    # flake8's own file checker instead of the direct path: for the equivalence test and bug reports
+    parser.add_argument("--engine", choices=("direct", "flake8"), default="direct", help=argparse.SUPPRESS)
     config_options(parser)
     selection.add_options(parser)
