@@ -113,6 +113,8 @@ class Scan:
     problems: list[Found] = field(default_factory=list)  # E902/E999
     #: the direct path (:mod:`flake8_hermetic.direct`); False runs flake8's own file checker
     direct: bool = True
+    #: linting only the files a baseline names (:meth:`narrow_to`), in place of flake8's default ``.``
+    narrowed: bool = False
 
     @property
     def root(self) -> str:
@@ -125,6 +127,8 @@ class Scan:
 
     def run(self) -> None:
         """Run the pack through flake8's file checker manager (``--jobs`` and all)."""
+        if self.narrowed and not self.options.filenames:
+            return  # the baseline names no file that exists: nothing to lint (not flake8's default ``.``)
         manager = direct.manager(self.guide, self.checkers, self.argv, direct=self.direct)
         try:
             manager.start()
@@ -165,6 +169,15 @@ class Scan:
     @property
     def paths_given(self) -> bool:
         return bool(self.paths)
+
+    def narrow_to(self, filenames: Sequence[str]) -> None:
+        """Lint only ``filenames`` where no path was typed: what ``prune`` and
+        ``baseline check`` judge is the baseline's own files, so the rest of
+        the project need not be read. flake8 still decides on each one
+        (``exclude``, ``# flake8: noqa``), and the run still counts as one with
+        no path typed (entries of files it did not lint are reported)."""
+        self.options.filenames = list(filenames)
+        self.narrowed = True
 
     def as_given(self, filename: str) -> str:
         """The file as the user would write it: under a path they typed, as

@@ -55,8 +55,9 @@ def test_the_summary_says_how_many_test_files_were_linted(project: Path) -> None
     assert (result.returncode, result.stdout) == (0, "3 test files, 0 new, 1 baselined, 0 stale\n")
     one = pack(["check", "tests/test_app.py"], cwd=project)
     assert one.stdout == "1 test file, 0 new, 1 baselined, 0 stale\n"
+    # prune judges only the files the baseline names
     assert pack(["baseline", "prune"], cwd=project).stdout.splitlines()[-1] == (
-        "hermetic-baseline.txt: 1 entries; 3 test files linted"
+        "hermetic-baseline.txt: 1 entries; 1 test file linted"
     )
 
 
@@ -72,11 +73,19 @@ def test_a_test_files_glob_that_matches_nothing_fails_naming_the_setting(project
     (project / "pyproject.toml").write_text('[tool.flake8-hermetic]\n\ntest-files = ["test/*.py"]\n', "utf-8")
     before = (project / "hermetic-baseline.txt").read_text(encoding="utf-8")
     result = pack(args, cwd=project)
-    assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == (
-        "flake8-hermetic: no test file found in ., so nothing was checked; "
-        "which files are test files is decided by test-files in pyproject.toml:3\n"
-    )
+    setting = "test-files in pyproject.toml:3"
+    if args == ["baseline", "check"]:  # it reads only the baseline's files, and names each one not linted
+        assert (result.returncode, result.stderr) == (1, "")
+        assert result.stdout.startswith("hermetic-baseline.txt:1: tests/test_app.py was not linted")
+        assert f"(test files: {setting})" in result.stdout
+    else:
+        # prune reads only the files the baseline names, too
+        where = "the files the baseline names" if args[:2] == ["baseline", "prune"] else "."
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (
+            f"flake8-hermetic: no test file found in {where}, so nothing was checked; "
+            f"which files are test files is decided by {setting}\n"
+        )
     assert (project / "hermetic-baseline.txt").read_text(encoding="utf-8") == before
 
 
@@ -119,7 +128,25 @@ def test_baseline_check_fails_on_entries_of_files_it_did_not_lint(project: Path)
 def test_baseline_check_counts_what_it_judged(project: Path) -> None:
     result = pack(["baseline", "check"], cwd=project)
     assert (result.returncode, result.stdout) == (
-        0, "hermetic-baseline.txt: 1 entries, 1 judged, all current (3 test files linted)\n"
+        0, "hermetic-baseline.txt: 1 entries, 1 judged, all current (1 test file linted)\n"
+    )
+
+
+def test_prune_and_baseline_check_read_only_the_files_the_baseline_names(project: Path) -> None:
+    """Nothing but the baseline's own files can make an entry stale: the rest
+    of the project is not read (an unparsable test file elsewhere is the
+    check hook's business, not theirs)."""
+    write_tree(project, {"tests/test_broken.py": "def test_(:\n"})
+    assert "E999" in pack(["check"], cwd=project).stdout
+    for command in (["baseline", "check"], ["baseline", "prune", "--check"]):
+        result = pack(command, cwd=project)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "test_broken" not in result.stdout + result.stderr
+    # a baseline that names no existing file leaves nothing to lint, and says so
+    (project / "hermetic-baseline.txt").write_text("", encoding="utf-8")
+    empty = pack(["baseline", "check"], cwd=project)
+    assert (empty.returncode, empty.stdout) == (
+        0, "hermetic-baseline.txt: 0 entries, 0 judged, all current (0 test files linted)\n"
     )
 
 

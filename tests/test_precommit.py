@@ -64,7 +64,14 @@ def test_manifest_is_valid_and_declares_both_hooks() -> None:
 
     baseline = hooks["flake8-hermetic-baseline"]
     assert baseline["entry"] == "flake8-hermetic baseline prune --exit-nonzero-on-fix"
-    assert (baseline["language"], baseline["pass_filenames"], baseline["always_run"]) == ("python", False, True)
+    assert (baseline["language"], baseline["pass_filenames"], baseline["always_run"]) == ("python", False, False)
+    # it runs when test code, the baseline or a config changes; not for a documentation-only commit
+    files = re.compile(baseline["files"])
+    for path in ("tests/test_app.py", "tests/helpers.py", "pkg/tests/data/x.json", "src/pkg/test_util.py",
+                 "app_test.py", "tests/conftest.py", "hermetic-baseline.txt", "setup.cfg", "sub/pyproject.toml"):
+        assert files.search(path), path
+    for path in ("README.md", "docs/ci.md", "src/pkg/app.py", "CHANGES.rst", "contest.py", "latest/x.py"):
+        assert not files.search(path), path
 
 
 def readme_section(name: str) -> str:
@@ -96,7 +103,7 @@ def test_readme_configs_are_valid_and_name_the_manifests_hooks() -> None:
     local = {hook["id"]: hook for repo, hook in hooks if repo == "local"}
     assert sorted(local) == sorted(manifest)
     # the local form runs exactly what the manifest's hook runs ...
-    keys = ("name", "entry", "language", "types", "require_serial", "pass_filenames", "always_run")
+    keys = ("name", "entry", "language", "types", "require_serial", "pass_filenames", "always_run", "files")
     differ = [(hook_id, key) for hook_id, hook in local.items() for key in keys
               if hook.get(key, manifest[hook_id][key]) != manifest[hook_id][key]]
     assert differ == []

@@ -67,7 +67,7 @@ def command_prune(args: argparse.Namespace) -> int:
     result = common.prepare_scan(args)
     shown = common.shown(result.baseline_path)
     target = write_target(shown, result.settings.config_dir) if not args.check else None
-    load(shown)
+    common.narrow_to_baseline(result, load(shown).entries, args)
     result.run()
     common.require_test_files(result)
     judged = common.judged(result, False)
@@ -92,8 +92,10 @@ def command_baseline_check(args: argparse.Namespace) -> int:
     result = common.prepare_scan(args)
     shown = common.shown(result.baseline_path)
     baseline, malformed = parse_all(read_text(shown) or "", shown)
+    common.narrow_to_baseline(result, baseline.entries, args)
     result.run()
-    common.require_test_files(result)
+    if not result.narrowed:  # narrowed to the baseline's files, each one not linted is reported below
+        common.require_test_files(result)
     problems = [(error.line, str(error)) for error in malformed]
     exists = common.exists_under(result.root)
     current = common.judged(result, False)

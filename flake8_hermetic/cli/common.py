@@ -112,14 +112,19 @@ def shown_location(location: str) -> str:
 def require_test_files(result: Scan) -> None:
     """A run that linted no test file checked nothing: a failure (exit 2), not
     a pass, unless the user named only files (pre-commit passes the staged
-    files, which may all be library code)."""
+    files, which may all be library code). Narrowed to the files a baseline
+    names, the same holds of them; a baseline that names no existing file
+    leaves nothing to lint."""
     if result.test_files or result.problems:
+        return
+    if result.narrowed and not result.options.filenames:
         return
     paths = result.paths
     if paths and all(os.path.isfile(path) or path == "-" for path in paths):
         return
+    where = "the files the baseline names" if result.narrowed else " ".join(paths) or "."
     raise CommandError(
-        f"flake8-hermetic: no test file found in {' '.join(paths) or '.'}, so nothing was checked; "
+        f"flake8-hermetic: no test file found in {where}, so nothing was checked; "
         f"which files are test files is decided by {test_file_setting(result)}"
     )
 
@@ -165,6 +170,16 @@ def unlinted_entries(result: Scan, entries: Sequence[Entry], exists: Callable[[s
         if not ratchet.is_runtime(entry.code) and entry.path not in result.files
         and entry.path not in unreadable and exists(entry.path)
     ]
+
+
+def narrow_to_baseline(result: Scan, entries: Sequence[Entry], args: argparse.Namespace) -> None:
+    """With no PATH typed, lint only the existing files the baseline's static
+    entries name: nothing else can make an entry stale."""
+    if getattr(args, "paths", None):
+        return
+    exists = exists_under(result.root)
+    files = sorted({entry.path for entry in entries if not ratchet.is_runtime(entry.code) and exists(entry.path)})
+    result.narrow_to([shown(os.path.join(result.root, path)) for path in files])
 
 
 def exists_under(directory: str) -> Callable[[str], bool]:
