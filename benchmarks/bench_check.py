@@ -4,8 +4,8 @@ Side by side in one run, on one corpus, in alternating order each round (a
 busy moment of a shared machine falls on every mode alike), each mode in a
 child process:
 
-- ``parse``: read and ``ast.parse`` every ``.py`` file under the corpus, as
-  flake8's file discovery finds them, and nothing else: the floor;
+- ``parse``: read and ``ast.parse`` every file flake8's discovery finds
+  under the corpus (listed beforehand), and nothing else: the floor;
 - ``check-j1``: ``flake8-hermetic check -j1`` (the direct path, one process);
 - ``check``: ``flake8-hermetic check`` with its default jobs;
 - ``flake8-path``: ``check -j1`` through flake8's own file checker (what
@@ -43,20 +43,27 @@ from pathlib import Path
 MODES = ("parse", "check-j1", "check", "flake8-path", "ruff")
 DEFAULT_MODES = ("parse", "check-j1", "check", "ruff")
 
-# The floor: flake8's own discovery (so the same files), then read and parse each.
+# The floor: read and parse each file flake8's discovery finds (listed beforehand, so
+# neither flake8's start-up nor its discovery is counted), and nothing else.
 PARSE_ONLY = """
-import ast, sys
-from flake8.discover_files import expand_paths
-from flake8.processor import FileProcessor
-from flake8.options.parse_args import parse_args
-_, options = parse_args(["--", sys.argv[1]])
-for name in expand_paths(paths=[sys.argv[1]], stdin_display_name="stdin", filename_patterns=options.filename,
-                         exclude=(*options.exclude, *options.extend_exclude)):
+import ast, sys, tokenize
+for name in open(sys.argv[1], encoding="utf-8").read().splitlines():
     try:
-        ast.parse("".join(FileProcessor(name, options).lines))
-    except (SyntaxError, ValueError, OSError):
+        with tokenize.open(name) as handle:
+            ast.parse(handle.read())
+    except (SyntaxError, ValueError, UnicodeError, OSError):
         pass
 """
+
+
+def discovered(corpus: str, config: str) -> list[str]:
+    """The files ``check`` would read: flake8's own discovery with the same config."""
+    from flake8.discover_files import expand_paths
+    from flake8.options.parse_args import parse_args
+
+    _, options = parse_args(["--config", config, "--", corpus])
+    return list(expand_paths(paths=[corpus], stdin_display_name="stdin", filename_patterns=options.filename,
+                             exclude=(*options.exclude, *options.extend_exclude)))
 
 
 def children_cpu() -> float:
@@ -64,10 +71,10 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def command(mode: str, corpus: str, config: str) -> list[str] | None:
+def command(mode: str, corpus: str, config: str, listing: str) -> list[str] | None:
     check = [sys.executable, "-m", "flake8_hermetic", "check", "--exit-zero", "--config", config]
     if mode == "parse":
-        return [sys.executable, "-c", PARSE_ONLY, corpus]
+        return [sys.executable, "-c", PARSE_ONLY, listing]
     if mode == "check-j1":
         return [*check, "-j1", corpus]
     if mode == "check":
@@ -106,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         config = os.path.abspath(args.config) if args.config else os.path.join(workdir, "empty.cfg")
         if not args.config:
             Path(config).write_text("[flake8]\n", encoding="utf-8")
-        commands = {m: command(m, str(args.corpus.resolve()), config) for m in modes}
+        corpus = str(args.corpus.resolve())
+        listing = os.path.join(workdir, "files.txt")
+        Path(listing).write_text("\n".join(discovered(corpus, config)), encoding="utf-8")
+        commands = {m: command(m, corpus, config, listing) for m in modes}
         for mode in [m for m, c in commands.items() if c is None]:
             print(f"{mode}: not installed here, left out (pip install -e '.[bench]')", file=sys.stderr)
             del commands[mode]

@@ -68,25 +68,37 @@ def test_a_path_that_does_not_exist_is_an_error(project: Path, args: list[str]) 
     assert result.stderr == "flake8-hermetic: nonexistent/: no such file or directory\n"
 
 
-@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a))
-def test_a_test_files_glob_that_matches_nothing_fails_naming_the_setting(project: Path, args: list[str]) -> None:
-    (project / "pyproject.toml").write_text('[tool.flake8-hermetic]\n\ntest-files = ["test/*.py"]\n', "utf-8")
+GLOB_TYPO = '[tool.flake8-hermetic]\n\ntest-files = ["test/*.py"]\n'
+SETTING = "test-files in pyproject.toml:3"
+
+
+@pytest.mark.parametrize(
+    ("args", "where"),
+    [(["check"], "."), (["baseline", "regenerate"], "."),
+     (["baseline", "prune", "--check"], "the files the baseline names")],  # prune reads only those
+    ids=lambda a: " ".join(a) if isinstance(a, list) else "",
+)
+def test_a_test_files_glob_that_matches_nothing_fails_naming_the_setting(
+    project: Path, args: list[str], where: str,
+) -> None:
+    (project / "pyproject.toml").write_text(GLOB_TYPO, "utf-8")
     before = (project / "hermetic-baseline.txt").read_text(encoding="utf-8")
     result = pack(args, cwd=project)
-    setting = "test-files in pyproject.toml:3"
-    if args == ["baseline", "check"]:  # it reads only the baseline's files, and names each one not linted
-        assert (result.returncode, result.stderr) == (1, "")
-        assert result.stdout.startswith("hermetic-baseline.txt:1: tests/test_app.py was not linted")
-        assert f"(test files: {setting})" in result.stdout
-    else:
-        # prune reads only the files the baseline names, too
-        where = "the files the baseline names" if args[:2] == ["baseline", "prune"] else "."
-        assert (result.returncode, result.stdout) == (2, "")
-        assert result.stderr == (
-            f"flake8-hermetic: no test file found in {where}, so nothing was checked; "
-            f"which files are test files is decided by {setting}\n"
-        )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"flake8-hermetic: no test file found in {where}, so nothing was checked; "
+        f"which files are test files is decided by {SETTING}\n"
+    )
     assert (project / "hermetic-baseline.txt").read_text(encoding="utf-8") == before
+
+
+def test_with_a_glob_that_matches_nothing_baseline_check_names_each_entry_it_could_not_judge(project: Path) -> None:
+    """It reads only the baseline's files, and names each one it did not lint, with the setting."""
+    (project / "pyproject.toml").write_text(GLOB_TYPO, "utf-8")
+    result = pack(["baseline", "check"], cwd=project)
+    assert (result.returncode, result.stderr) == (1, "")
+    assert result.stdout.startswith("hermetic-baseline.txt:1: tests/test_app.py was not linted")
+    assert f"(test files: {SETTING})" in result.stdout
 
 
 def test_with_roles_from_pytest_the_message_names_pytests_configuration(project: Path) -> None:
@@ -132,16 +144,19 @@ def test_baseline_check_counts_what_it_judged(project: Path) -> None:
     )
 
 
-def test_prune_and_baseline_check_read_only_the_files_the_baseline_names(project: Path) -> None:
+@pytest.mark.parametrize("command", [["baseline", "check"], ["baseline", "prune", "--check"]], ids=" ".join)
+def test_prune_and_baseline_check_read_only_the_files_the_baseline_names(project: Path, command: list[str]) -> None:
     """Nothing but the baseline's own files can make an entry stale: the rest
     of the project is not read (an unparsable test file elsewhere is the
     check hook's business, not theirs)."""
     write_tree(project, {"tests/test_broken.py": "def test_(:\n"})
     assert "E999" in pack(["check"], cwd=project).stdout
-    for command in (["baseline", "check"], ["baseline", "prune", "--check"]):
-        result = pack(command, cwd=project)
-        assert result.returncode == 0, result.stdout + result.stderr
-        assert "test_broken" not in result.stdout + result.stderr
+    result = pack(command, cwd=project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "test_broken" not in result.stdout + result.stderr
+
+
+def test_a_baseline_naming_no_existing_file_leaves_nothing_to_lint(project: Path) -> None:
     # a baseline that names no existing file leaves nothing to lint, and says so
     (project / "hermetic-baseline.txt").write_text("", encoding="utf-8")
     empty = pack(["baseline", "check"], cwd=project)
