@@ -2,9 +2,10 @@
 
 The residue watches list a directory again only when the kernel reported
 a change in it (inotify) or, where it cannot watch, when its mtime moved;
-the environment and the working directory are read again only after the
-audit hook saw a write. These tests pin both halves: a change is still
-seen (by a child process too), and no change costs no listing. Then the
+the environment's state is rebuilt only when its mapping differs, and
+child processes are listed only when the kernel says one exists. These
+tests pin both halves: a change is still seen (by a child process too),
+and no change costs no listing. Then the
 fallbacks: a directory whose watch is lost goes back to its mtime, and
 child processes are found through ``psutil`` where ``/proc`` has no
 children files, and said to be unwatched where neither is there.
@@ -21,7 +22,6 @@ from pathlib import Path
 import pytest
 
 from flake8_hermetic.guard import dirwatch, processes, watches
-from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.session import UNWATCHED_CHILDREN
 from tests.helpers import TIMEOUT
 from tests.test_guard import LEAKY_CONFTEST
@@ -115,30 +115,23 @@ def test_a_directory_whose_watch_is_lost_goes_back_to_its_mtime(tmp_path: Path, 
     assert residue.take() == {"~/.cache-thing"}
 
 
-@pytest.fixture
-def counting() -> Iterator[None]:
-    """The audit hook on, as in a guarded session (put back as it was: this suite may be guarded itself)."""
-    previous = AUDIT.install(AUDIT.directories)
-    assert AUDIT.counting
-    yield
-    AUDIT.restore(previous)
-
-
-def test_the_environment_is_read_again_only_after_a_write(counting: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_is_rebuilt_only_when_the_mapping_differs(monkeypatch: pytest.MonkeyPatch) -> None:
     environment = watches.Environment()
     first = environment.take()
     assert environment.take() is first  # nothing written: the same state, not a new reading
     monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_y (call)")  # pytest's own note
-    assert environment.take() is first
+    assert environment.leaks(first, environment.take()) == []
     monkeypatch.setenv("HERMETIC_GUARD_WATCHING", "1")
     second = environment.take()
-    assert second is not first
     assert environment.leaks(first, second) == ["HERMETIC_GUARD_WATCHING set"]
+    monkeypatch.setenv("HERMETIC_GUARD_WATCHING", "2")  # same keys, another value
+    assert environment.leaks(second, environment.take()) == ["HERMETIC_GUARD_WATCHING changed"]
     monkeypatch.delenv("HERMETIC_GUARD_WATCHING")
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
     assert environment.leaks(first, environment.take()) == []
 
 
-def test_without_the_hook_the_environment_is_read_every_time(counting: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_that_bypasses_putenv_is_seen_too(monkeypatch: pytest.MonkeyPatch) -> None:
     environment = watches.Environment()
     data = getattr(os.environ, "_data", None)
     if data is None:  # pragma: no cover - another implementation: nothing bypasses putenv here
@@ -146,19 +139,52 @@ def test_without_the_hook_the_environment_is_read_every_time(counting: None, mon
     first = environment.take()
     encode_key, encode_value = os.environ.encodekey, os.environ.encodevalue  # type: ignore[attr-defined]
     key, value = encode_key("HERMETIC_GUARD_UNSEEN"), encode_value("1")
-    monkeypatch.setitem(data, key, value)  # a write that calls no putenv: the counter cannot see it
-    assert environment.take() is first
-    monkeypatch.setattr(AUDIT, "installed", False)  # as when another audit hook refused the guard's
+    monkeypatch.setitem(data, key, value)  # no putenv call, no audit event: only the mapping shows it
     assert environment.leaks(first, environment.take()) == ["HERMETIC_GUARD_UNSEEN set"]
 
 
-def test_the_working_directory_is_read_again_only_after_a_chdir(
-    counting: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_the_working_directory_is_read_every_time(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     cwd = watches.WorkingDirectory(watches.Roots([]))
     assert cwd.take() == os.getcwd()
     monkeypatch.chdir(tmp_path)
     assert cwd.take() == str(tmp_path)
+
+
+@pytest.mark.skipif(not processes.kernel_counts_children(), reason="no os.waitid here: the audit hook tells")
+def test_children_are_listed_only_when_the_kernel_says_there_is_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    listed: list[frozenset[processes.Child]] = []
+    real = processes.running_children
+
+    def counted(root: int | None = None) -> frozenset[processes.Child]:
+        listed.append(real(root))
+        return listed[-1]
+
+    monkeypatch.setattr(processes, "running_children", counted)
+    children = watches.Children(grace=0.0)
+    # this process has no child (a hermetic suite leaves none running): no listing, however often asked
+    assert [children.take() for _ in range(3)] == [frozenset()] * 3
+    assert listed == []
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        assert {pid for pid, _ in children.take()} == {child.pid}
+    finally:
+        child.communicate(timeout=TIMEOUT)  # closes its stdin: it exits, and is reaped
+    assert children.take() == frozenset()  # listed once more: the child was running at the last look
+    assert len(listed) == 2
+    assert children.take() == frozenset()  # reaped: the kernel says there is none, nothing is listed
+    assert len(listed) == 2
+
+
+@pytest.mark.skipif(not (PROC_CHILDREN and processes.kernel_counts_children()), reason="no /proc or no os.waitid")
+def test_a_child_that_exited_unreaped_is_not_running_and_stays_its_owners() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    try:
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # until it exits, leaving it a zombie
+        assert processes.may_have_children()  # the kernel still counts it
+        assert child.pid not in {pid for pid, _ in watches.Children(grace=0.0).take()}
+    finally:
+        child.wait(timeout=TIMEOUT)
+    assert child.returncode == 3  # the look did not reap it: its owner still gets the exit status
 
 
 CHILD_TESTS = """
@@ -184,6 +210,12 @@ from flake8_hermetic.guard import processes
 processes._has_proc_children = lambda: False  # as where /proc has no children files (not Linux)
 """
 
+NO_WAITID = """
+from flake8_hermetic.guard import processes
+
+processes.kernel_counts_children = lambda: False  # as where there is no os.waitid (Windows): the audit hook tells
+"""
+
 
 def guarded_child_run(pytester: pytest.Pytester, *hidden: str) -> pytest.RunResult:
     pytester.makepyfile(conftest=LEAKY_CONFTEST + "".join(hidden), test_child=CHILD_TESTS)
@@ -197,6 +229,7 @@ def guarded_child_run(pytester: pytest.Pytester, *hidden: str) -> pytest.RunResu
     pytest.param((NO_PSUTIL,), id="proc-without-psutil",
                  marks=pytest.mark.skipif(not PROC_CHILDREN, reason="no /proc children files here")),
     pytest.param((NO_PROC,), id="psutil-without-proc"),
+    pytest.param((NO_WAITID,), id="audit-hook-without-waitid"),
 ])
 def test_child_processes_are_found_through_proc_or_psutil(pytester: pytest.Pytester, hidden: tuple[str, ...]) -> None:
     result = guarded_child_run(pytester, *hidden)

@@ -1,20 +1,24 @@
-"""What the guarded process does that a snapshot would have to pay to see.
+"""What an audit hook sees that a snapshot cannot: who wrote an entry, and that a child was started.
 
-One audit hook (``sys.addaudithook``; it cannot be removed, so ``on``
-turns it off at the end of the session) notes:
+An audit hook (``sys.addaudithook``) is called for every audited event of
+the process: a fast suite raises a hundred a test (``object.__getattr__``,
+``exec``, ``builtins.id`` from pytest's own introspection), each a call
+into Python. So the guard installs it only where it buys something a
+snapshot cannot:
 
-- that a child process was started through Python (``subprocess``,
-  ``os.fork``, ``os.posix_spawn``, ``os.system`` ...), so the children
-  watch reads ``/proc`` only when one may exist;
-- how many times the environment (``os.putenv``/``os.unsetenv``, which
-  every write to ``os.environ`` calls; pytest's own ``PYTEST_CURRENT_TEST``
-  excepted) and the working directory (``os.chdir``) were changed, so
-  those watches compare their state only after a change;
 - on xdist workers, the entries this process creates in the shared
   directories (the checkout, the home directory). A listing shows a new
   entry there to every worker, whichever wrote it; the controller gives it
   to the test that wrote it. A child process's writes are not seen here:
-  those are attributed by time (see ``docs/guard.md``).
+  those are attributed by time (see ``docs/guard.md``);
+- where a process cannot ask the kernel whether it has children at all
+  (no ``os.waitid``: Windows), that a child was started through Python
+  (``subprocess``, ``os.fork``, ``os.posix_spawn``, ``os.system`` ...), so
+  the children watch lists processes only when one may exist.
+
+Everything else (the environment, the working directory) is compared
+directly, for a few hundred nanoseconds a test. The hook cannot be removed:
+``on`` turns it off at the end of the session.
 """
 
 from __future__ import annotations
@@ -30,15 +34,13 @@ _SPAWN_EVENTS = frozenset({
     "subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec",
     "pty.spawn", "os.startfile",
 })
-_SPAWN, _ENV, _CWD, _OPEN, _PATH, _PROBE = range(6)
+_SPAWN, _OPEN, _PATH, _PROBE = range(4)
 PROBE = "flake8_hermetic.guard.probe"  # raised once after adding the hook: is it really called?
-# the one lookup every audited event pays (a suite raises hundreds of thousands)
+# the one lookup every audited event pays
 _EVENTS = {
-    **{event: _SPAWN for event in _SPAWN_EVENTS}, "os.putenv": _ENV, "os.unsetenv": _ENV, "os.chdir": _CWD,
-    "open": _OPEN, **{event: _PATH for event in _PATH_EVENTS}, PROBE: _PROBE,
+    **{event: _SPAWN for event in _SPAWN_EVENTS}, "open": _OPEN, **{event: _PATH for event in _PATH_EVENTS},
+    PROBE: _PROBE,
 }
-# pytest's note of the running test, set and removed around every test (the environment watch skips it)
-_PYTEST_KEYS = frozenset({"PYTEST_CURRENT_TEST", b"PYTEST_CURRENT_TEST"})
 
 
 class Audit:
@@ -46,14 +48,12 @@ class Audit:
         self.directories: frozenset[str] = frozenset()
         self.seen: set[str] = set()  # absolute paths written directly under ``directories`` since ``reset``
         self.spawned = True
-        self.env_changes = 0
-        self.cwd_changes = 0
         self.on = False
         self.installed = False
 
     @property
     def counting(self) -> bool:
-        """Whether ``env_changes`` and ``cwd_changes`` count every change (the hook is in and on)."""
+        """Whether ``spawned`` is set by every start of a child through Python (the hook is in and on)."""
         return self.installed and self.on
 
     def install(self, directories: Collection[str] = ()) -> tuple[frozenset[str], bool]:
@@ -64,7 +64,7 @@ class Audit:
         self.on = True
         self.spawned = True
         if not self.installed:
-            # another hook may refuse it (silently): then the watches read their state every time
+            # another hook may refuse it (silently): then ``counting`` stays false and no one relies on it
             sys.addaudithook(_hook)
             sys.audit(PROBE)
         return previous
@@ -93,8 +93,7 @@ AUDIT = Audit()
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     # a plain function, not a bound method: CPython looks up ``__cantrace__`` on
     # the hook for every audited event, and on a bound method that lookup raises
-    # and clears an AttributeError (2-3 µs an event on the machine measured; a
-    # suite raises tens of events per test: object.__getattr__, exec, builtins.id)
+    # and clears an AttributeError (2-3 µs an event on the machine measured)
     kind = _EVENTS.get(event)
     if kind is None:
         return
@@ -103,11 +102,6 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         return
     if kind == _SPAWN:
         audit.spawned = True
-    elif kind == _ENV:
-        if not args or args[0] not in _PYTEST_KEYS:
-            audit.env_changes += 1
-    elif kind == _CWD:
-        audit.cwd_changes += 1
     elif kind == _PROBE:
         audit.installed = True
     elif not audit.directories:

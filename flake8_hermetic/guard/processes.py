@@ -88,6 +88,31 @@ def watchable() -> bool:
     return True
 
 
+_NO_WAIT_FLAGS = getattr(os, "WEXITED", 0) | getattr(os, "WNOHANG", 0) | getattr(os, "WNOWAIT", 0)
+
+
+def kernel_counts_children() -> bool:
+    """Can this process ask the kernel, in one call, whether it has any child (``os.waitid``)?"""
+    return hasattr(os, "waitid") and hasattr(os, "P_ALL") and hasattr(os, "WNOWAIT") and hasattr(os, "WNOHANG")
+
+
+def may_have_children() -> bool:
+    """False only when the kernel says this process has no child at all, running or exited.
+
+    ``waitid(P_ALL, WEXITED | WNOHANG | WNOWAIT)`` neither blocks nor reaps:
+    it fails with ``ECHILD`` when there is no child (the common case after a
+    test, and a single system call), and otherwise leaves every child as it
+    was for its owner to wait on. A process with no child has no running
+    descendant either: an orphaned grandchild belongs to another reaper."""
+    try:
+        os.waitid(os.P_ALL, 0, _NO_WAIT_FLAGS)
+    except ChildProcessError:
+        return False
+    except OSError:  # cannot tell: look
+        return True
+    return True
+
+
 def running_children(root: int | None = None) -> frozenset[Child]:
     """The descendants of ``root`` (this process) that are still running."""
     root = os.getpid() if root is None else root

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from flake8_hermetic.guard import dirwatch, watches
+from flake8_hermetic.guard import dirwatch, processes, watches
 from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.monitor import Leak, Monitor, code_of
 
@@ -153,7 +153,8 @@ class Guard:
             watches.Children(grace),
         ]
         self.monitor = Monitor(found, claims=self.worker)
-        self.audit_before = AUDIT.install(shared_dirs if self.worker else ())
+        if self.worker or not processes.kernel_counts_children():  # what only the audit hook can tell
+            self.audit_before = AUDIT.install(shared_dirs if self.worker else ())
 
     # -- per test -----------------------------------------------------------------------------------------
 
@@ -273,8 +274,6 @@ class Guard:
         if self.worker:
             return
         self._summary(terminalreporter)
-        from flake8_hermetic.guard import processes
-
         if not processes.watchable():  # said, not skipped silently: HRM612 could not fire in this run
             terminalreporter.write_line(UNWATCHED_CHILDREN, yellow=True)
 
