@@ -244,3 +244,75 @@ def test_without_proc_or_psutil_the_run_says_children_are_not_watched(pytester: 
     output = result.stdout.str()
     assert UNWATCHED_CHILDREN in output
     assert "HRM612" not in output.replace(UNWATCHED_CHILDREN, "")
+
+
+NESTED_FIXTURES = """
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def inner():
+    os.environ["HELD_BY_INNER"] = "1"
+    yield
+    del os.environ["HELD_BY_INNER"]
+
+
+@pytest.fixture(scope="module")
+def outer(request):
+    os.environ["HELD_BY_OUTER"] = "1"
+    request.getfixturevalue("inner")  # a session fixture set up inside a module fixture's setup
+    os.environ["HELD_BY_OUTER_AFTER_INNER"] = "1"  # still the module fixture's, gone with it
+    yield
+    del os.environ["HELD_BY_OUTER"], os.environ["HELD_BY_OUTER_AFTER_INNER"]
+
+
+def test_nested_first(outer):
+    assert os.environ["HELD_BY_INNER"] == os.environ["HELD_BY_OUTER_AFTER_INNER"] == "1"
+
+
+def test_nested_second(outer):
+    assert os.environ["HELD_BY_INNER"] == "1"
+"""
+
+BROKEN_FIXTURE = """
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def broken(request):
+    os.environ["HELD_BY_BROKEN"] = "1"
+    request.addfinalizer(lambda: os.environ.pop("HELD_BY_BROKEN"))  # a teardown error if the guard took it away
+    raise RuntimeError("setup fails after changing the environment")
+
+
+def test_broken_first(broken):
+    pass
+
+
+def test_broken_second(broken):
+    pass
+
+
+def test_own_leak_after_them():
+    os.environ["LEAKED_BY_TEST"] = "1"
+"""
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["plain", "xdist"])
+def test_what_a_broader_fixture_holds_while_it_lives_is_no_test_s_leak(
+    pytester: pytest.Pytester, workers: tuple[str, ...]
+) -> None:
+    # held from the end of its setup to its finalizer: a module fixture that sets up a session
+    # fixture inside its own setup (the module one ends first), and one whose setup fails after
+    # changing state (its finalizer still undoes it)
+    pytester.makepyfile(test_a_nested=NESTED_FIXTURES, test_b_broken=BROKEN_FIXTURE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--hermetic-guard", "--hermetic-no-baseline",
+                                           *workers, timeout=300)
+    result.assert_outcomes(passed=3, errors=2)  # the two setups that fail; no teardown error
+    output = result.stdout.str()
+    assert "hermetic guard: 1 new, 0 baselined, 0 stale" in output
+    result.stdout.fnmatch_lines(["test_b_broken.py::test_own_leak_after_them: HRM604 *LEAKED_BY_TEST set*"])

@@ -84,18 +84,34 @@ class Monitor:
         self.held.setdefault(owner, []).append(changed)
 
     def release(self, owner: int) -> None:
+        """The fixture is finalized: what it held is no longer expected, except
+        what another fixture that is still alive holds and the state still
+        shows (a fixture set up inside this one's setup, through
+        ``request.getfixturevalue``, may outlive it; the boundary between the
+        two setups is not seen, so what the inner one holds is taken where it
+        is still there)."""
         stack = self.held.get(owner)
         if not stack or self.expected is None:
             return
         changed = stack.pop()
+        alive = [held for stack in self.held.values() for held in stack]
         for watch in self.watches:
-            if watch.kind in changed:
-                before, after = changed[watch.kind]
-                self.expected[watch.kind] = watch.revert(self.expected[watch.kind], before, after)
+            kind = watch.kind
+            if kind not in changed:
+                continue
+            before, after = changed[kind]
+            expected = watch.revert(self.expected[kind], before, after)
+            others = [held[kind] for held in alive if kind in held]
+            if others:
+                current = watch.take()
+                for other_before, other_after in others:
+                    expected = watch.reapply(expected, other_before, other_after, current)
+            self.expected[kind] = expected
 
     # -- one test ------------------------------------------------------------------------------------------
 
-    def judge(self, nodeid: str, file: str, line: int) -> list[Leak]:
+    def judge(self, nodeid: str, file: str, line: int | None) -> list[Leak]:
+        """The leaks of the test ``nodeid`` (``file`` and the 0-based ``line`` as in ``item.location``)."""
         assert self.expected is not None
         leaks: list[Leak] = []
         for watch in self.watches:
@@ -109,7 +125,8 @@ class Monitor:
                 current = settle(expected, current)
             code = code_of(kind)
             for what in watch.leaks(expected, current):
-                leaks.append(Leak(nodeid, code, what, file, line))
+                # the test's file, rootdir-relative as in its node id, and its ``def`` line (1-based)
+                leaks.append(Leak(nodeid, code, what, file.replace(os.sep, "/"), (line or 0) + 1))
             if self.claims and watch.shared and isinstance(watch, Residue):
                 self._claim(watch, leaks, expected, current)
             if watch.restorable:

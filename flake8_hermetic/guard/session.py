@@ -108,6 +108,8 @@ class Guard:
         self.audit_before: tuple[frozenset[str], bool] | None = None
         self.clean = False  # nothing to decide: no leak, no runtime entry, no update, no report
         self.clean_baseline: str | None = None
+        self.pending: list[tuple[Any, dict[str, Any]]] = []  # broader fixtures being set up, with the state before
+        self.scopes: dict[Any, str] = {}  # fixturedef -> its scope (the property is an enum lookup)
 
     # -- start ---------------------------------------------------------------------------------------------
 
@@ -169,23 +171,61 @@ class Guard:
         # the protocol ran setup, call and teardown: the test's fixtures (and
         # those of scopes that ended with it) are finalized
         file, line, _ = item.location
-        found = monitor.judge(item.nodeid, file.replace(os.sep, "/"), (line or 0) + 1)
-        self.ran.append(item.nodeid)
-        self.leaks.extend(found)
+        nodeid = item.nodeid
+        self.ran.append(nodeid)
+        found = monitor.judge(nodeid, file, line)
+        if found:
+            self.leaks.extend(found)
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Any:
+    # -- broader-scoped fixtures -------------------------------------------------------------------------
+    # The fixture hooks run for every fixture of every test, so they are plain
+    # hooks, not wrappers (a wrapper costs pluggy two generators and a result
+    # object a call, the largest share of the guard's per-test cost on a
+    # suite of fast tests). A class, module or session fixture's setup is
+    # bracketed by a snapshot when it starts and one at the next event after
+    # it ended: the next fixture's setup, the test's call, or its teardown.
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> None:
         monitor = self.monitor
-        if monitor is None or fixturedef.scope == "function" or monitor.expected is None:
-            yield
-            return
-        before = monitor.snapshot()
-        yield
-        monitor.hold(id(fixturedef), before, monitor.snapshot())
+        if monitor is None or monitor.expected is None:
+            return None
+        if self.pending:
+            self._hold_finished()
+        scope = self.scopes.get(fixturedef)
+        if scope is None:
+            scope = self.scopes[fixturedef] = fixturedef.scope
+        if scope != "function":
+            self.pending.append((fixturedef, monitor.snapshot()))
+        return None  # the fixture is set up by pytest's own hook
+
+    def _hold_finished(self, every: bool = False) -> None:
+        """Hold what each broader fixture whose setup has ended changed (pytest
+        records its result, or its error, as ``cached_result`` when the setup
+        ends; one that is still running has a fixture set up inside it)."""
+        assert self.monitor is not None
+        running = []
+        for fixturedef, before in reversed(self.pending):  # the innermost first
+            if every or getattr(fixturedef, "cached_result", None) is not None:
+                self.monitor.hold(id(fixturedef), before, self.monitor.snapshot())
+            else:
+                running.append((fixturedef, before))
+        self.pending = running[::-1]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> None:
+        if self.pending:
+            self._hold_finished()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        if self.pending:  # a setup that failed (the call did not run)
+            self._hold_finished(every=True)
 
     def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
-        if self.monitor is not None and fixturedef.scope != "function":
-            self.monitor.release(id(fixturedef))
+        monitor = self.monitor
+        if monitor is not None and monitor.held and id(fixturedef) in monitor.held:
+            monitor.release(id(fixturedef))
 
     # -- end --------------------------------------------------------------------------------------------------
 
@@ -238,6 +278,9 @@ class Guard:
             return True  # no baseline: nothing in it
 
     def _decide(self, session: pytest.Session) -> None:
+        if self.config.getoption("hermetic_no_baseline") and self._nothing_to_decide(None):
+            self.clean, self.clean_baseline = True, None  # no baseline to find, nothing to say
+            return
         from flake8_hermetic.baseline.format import BaselineError
         from flake8_hermetic.guard.locate import locate
         from flake8_hermetic.options import ConfigError

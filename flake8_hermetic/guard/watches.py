@@ -48,6 +48,11 @@ class Watch:
     def revert(self, expected: State, before: State, after: State) -> State:
         return before
 
+    def reapply(self, expected: State, before: State, after: State, current: State) -> State:
+        """``expected`` with the change of a fixture that is still alive put
+        back, where the current state still shows it (see ``Monitor.release``)."""
+        return after if current == after and before != after else expected
+
 
 class SetWatch(Watch):
     """State as a set of atoms: a fixture's setup adds and removes some."""
@@ -57,6 +62,9 @@ class SetWatch(Watch):
 
     def revert(self, expected: State, before: State, after: State) -> State:
         return (expected - (after - before)) | (before - after)
+
+    def reapply(self, expected: State, before: State, after: State, current: State) -> State:
+        return (expected | ((after - before) & current)) - ((before - after) - current)
 
 
 class Roots:
@@ -332,6 +340,14 @@ class SignalHandlers(Watch):
         state = list(expected)
         for i in self._changed(before, after):
             state[i] = before[i]
+        return tuple(state)
+
+    def reapply(self, expected: tuple[Any, ...], before: tuple[Any, ...], after: tuple[Any, ...],
+                current: tuple[Any, ...]) -> tuple[Any, ...]:
+        state = list(expected)
+        for i in self._changed(before, after):
+            if current[i] is after[i]:
+                state[i] = after[i]
         return tuple(state)
 
     def leaks(self, expected: tuple[Any, ...], current: tuple[Any, ...]) -> list[str]:
