@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     walls: dict[str, list[float]] = {mode: [] for mode in order}
     cpus: dict[str, list[float]] = {mode: [] for mode in order}
     codes: dict[str, set[int]] = {mode: set() for mode in order}
-    for mode in order if args.rounds else ():  # warm-up: bytecode caches, file system caches
+    for mode in order:  # warm-up: bytecode caches (compiling them would count), file system caches
         run_once(python, args.suite, pytest_args, mode)
     for number in range(args.rounds):
         for mode in order if number % 2 == 0 else reversed(order):

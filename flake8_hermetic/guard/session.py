@@ -8,6 +8,7 @@ runs no test: it gathers the findings and decides, once.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import shutil
@@ -178,12 +179,13 @@ class Guard:
             self.leaks.extend(found)
 
     # -- broader-scoped fixtures -------------------------------------------------------------------------
-    # The fixture hooks run for every fixture of every test, so they are plain
-    # hooks, not wrappers (a wrapper costs pluggy two generators and a result
+    # The fixture hook runs for every fixture of every test, so it is a plain
+    # hook, not a wrapper (a wrapper costs pluggy two generators and a result
     # object a call, the largest share of the guard's per-test cost on a
-    # suite of fast tests). A class, module or session fixture's setup is
-    # bracketed by a snapshot when it starts and one at the next event after
-    # it ended: the next fixture's setup, the test's call, or its teardown.
+    # suite of fast tests), and there is no post-finalizer hook: a broader
+    # fixture gets a finalizer of the guard's own. Its setup is bracketed by
+    # a snapshot when it starts and one at the next event after it ended:
+    # the next fixture's setup, the test's call, or its teardown.
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> None:
@@ -196,6 +198,9 @@ class Guard:
         if scope is None:
             scope = self.scopes[fixturedef] = fixturedef.scope
         if scope != "function":
+            # registered before pytest's own hook registers the fixture's
+            # teardown, so it runs after it (finalizers run last in, first out)
+            fixturedef.addfinalizer(functools.partial(monitor.release, id(fixturedef)))
             self.pending.append((fixturedef, monitor.snapshot()))
         return None  # the fixture is set up by pytest's own hook
 
@@ -221,11 +226,6 @@ class Guard:
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         if self.pending:  # a setup that failed (the call did not run)
             self._hold_finished(every=True)
-
-    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
-        monitor = self.monitor
-        if monitor is not None and monitor.held and id(fixturedef) in monitor.held:
-            monitor.release(id(fixturedef))
 
     # -- end --------------------------------------------------------------------------------------------------
 
