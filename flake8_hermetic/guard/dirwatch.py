@@ -132,6 +132,18 @@ class Notifier:
         self.moved -= found
         return found
 
+    def quiet(self, asker: str) -> bool:
+        """No event is waiting, for anyone: what :meth:`changed` would say
+        for every directory, at the cost of at most one ``poll``."""
+        if self.fd < 0:
+            return False
+        if asker in self.asked:
+            self.asked.clear()
+            if self.poller.poll(0):
+                self._drain()
+        self.asked.add(asker)
+        return not self.moved
+
     def _drain(self) -> None:
         while True:
             try:

@@ -139,13 +139,16 @@ class Residue(SetWatch):
         self.cache = {directory: _Listing() for directory in directories}
         self.state: frozenset[str] = frozenset()
         self.notifier = notifier
+        self.quiet_when_notified = False  # every directory is watched by the notifier and was listed
         if notifier is not None:  # watched before the first listing: no change falls between the two
             for directory in directories:
                 notifier.add(directory)
 
     def take(self) -> frozenset[str]:
-        changed = False
         notifier = self.notifier
+        if self.quiet_when_notified and notifier is not None and notifier.quiet(self.kind):
+            return self.state  # every directory watched by the kernel, listed, and no event since
+        changed = False
         moved = notifier.changed(self.kind, self.directories) if notifier is not None else ()
         now = 0.0
         for directory, listing in self.cache.items():
@@ -169,6 +172,8 @@ class Residue(SetWatch):
                 changed = True
         if changed:
             self.state = frozenset().union(*(listing.names for listing in self.cache.values()))
+        self.quiet_when_notified = notifier is not None and all(
+            directory in notifier.watched and listing.taken for directory, listing in self.cache.items())
         return self.state
 
     def leaks(self, expected: frozenset[str], current: frozenset[str]) -> list[str]:
