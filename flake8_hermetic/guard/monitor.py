@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,17 +39,23 @@ class Leak:
     line: int = 0
     # shared directories (checkout, home) under xdist: which claim wins
     claim: dict[str, Any] = field(default_factory=dict)
+    # broader fixtures finalized in this test's teardown (see ``Monitor.release``): one mark
+    # per fixture, ``own`` false when the finalization made the leak, true when the test had
+    # made it already; with the test's collection index, so xdist workers' findings merge
+    fixtures: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         data = {"nodeid": self.nodeid, "code": self.code, "what": self.what, "file": self.file, "line": self.line}
         if self.claim:
             data["claim"] = self.claim
+        if self.fixtures:
+            data["fixtures"] = self.fixtures
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Leak:
         return cls(data["nodeid"], data["code"], data["what"], data.get("file", ""), data.get("line", 0),
-                   data.get("claim", {}))
+                   data.get("claim", {}), data.get("fixtures", []))
 
 
 class Monitor:
@@ -57,6 +64,8 @@ class Monitor:
         self.claims = claims  # record who may have made shared residue (xdist workers)
         self.expected: dict[str, Any] | None = None
         self.held: dict[int, list[dict[str, tuple[Any, Any]]]] = {}
+        # a held fixture about to run its own finalizers: the expected state and the state then
+        self.finalizing: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         self.reported: set[Any] = set()  # the atoms of residue already blamed on a test
         self.started = 0.0
 
@@ -83,16 +92,26 @@ class Monitor:
                 changed[kind] = (before[kind], after[kind])
         self.held.setdefault(owner, []).append(changed)
 
-    def release(self, owner: int) -> None:
+    def finalizing_starts(self, owner: int) -> None:
+        """``owner``'s own finalizers are about to run (the guard's finalizer runs
+        just before them): what is a leak now was made by the running test."""
+        if self.held.get(owner) and self.expected is not None:
+            self.finalizing[owner] = (dict(self.expected), self.snapshot())
+
+    def release(self, owner: int) -> list[tuple[str, str, bool]]:
         """The fixture is finalized: what it held is no longer expected, except
         what another fixture that is still alive holds and the state still
         shows (a fixture set up inside this one's setup, through
         ``request.getfixturevalue``, may outlive it; the boundary between the
         two setups is not seen, so what the inner one holds is taken where it
-        is still there)."""
+        is still there).
+
+        Returns ``(code, what, own)`` of the leaks present now: ``own`` false
+        for those its finalization made (or left: state its setup made and
+        its finalizers did not undo), true for those the running test had made."""
         stack = self.held.get(owner)
         if not stack or self.expected is None:
-            return
+            return []
         changed = stack.pop()
         alive = [held for stack in self.held.values() for held in stack]
         for watch in self.watches:
@@ -107,6 +126,33 @@ class Monitor:
                 for other_before, other_after in others:
                     expected = watch.reapply(expected, other_before, other_after, current)
             self.expected[kind] = expected
+        saved = self.finalizing.pop(owner, None)
+        found = [] if saved is None else self._finalization(*saved)
+        for other in self.finalizing:
+            # a fixture that depends on ``other`` was finalized among ``other``'s finalizers,
+            # after the guard's: what it left is its own, not ``other``'s
+            self.finalizing[other] = (dict(self.expected), self.snapshot())
+        return found
+
+    def _finalization(self, held: dict[str, Any], before: dict[str, Any]) -> list[tuple[str, str, bool]]:
+        assert self.expected is not None
+        found: list[tuple[str, str, bool]] = []
+        for watch in self.watches:
+            kind = watch.kind
+            expected, now = self.expected[kind], watch.take()
+            if now is expected or now == expected:
+                continue
+            after = Counter(watch.leaks(expected, now))
+            if not after:
+                continue
+            already = Counter(watch.leaks(held[kind], before[kind])) if before[kind] != held[kind] else Counter()
+            code = code_of(kind)
+            for what, count in after.items():
+                made = count - already[what]
+                found += [(code, what, False)] * max(made, 0)
+                if already[what]:
+                    found.append((code, what, True))
+        return found
 
     # -- one test ------------------------------------------------------------------------------------------
 

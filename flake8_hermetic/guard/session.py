@@ -111,6 +111,9 @@ class Guard:
         self.clean_baseline: str | None = None
         self.pending: list[tuple[Any, dict[str, Any]]] = []  # broader fixtures being set up, with the state before
         self.scopes: dict[Any, str] = {}  # fixturedef -> its scope (the property is an enum lookup)
+        # leaks the finalization of a broader fixture made, or found made, in the running test's teardown
+        self.finalized: list[tuple[str, str, bool, dict[str, Any]]] = []
+        self.positions: dict[str, int] | None = None  # node id -> index in the collection (same on every worker)
 
     # -- start ---------------------------------------------------------------------------------------------
 
@@ -175,6 +178,8 @@ class Guard:
         nodeid = item.nodeid
         self.ran.append(nodeid)
         found = monitor.judge(nodeid, file, line)
+        if self.finalized:
+            self._mark(item, found)
         if found:
             self.leaks.extend(found)
 
@@ -200,7 +205,7 @@ class Guard:
         if scope != "function":
             # registered before pytest's own hook registers the fixture's
             # teardown, so it runs after it (finalizers run last in, first out)
-            fixturedef.addfinalizer(functools.partial(monitor.release, id(fixturedef)))
+            fixturedef.addfinalizer(functools.partial(self._released, fixturedef, request))
             self.pending.append((fixturedef, monitor.snapshot()))
         return None  # the fixture is set up by pytest's own hook
 
@@ -213,6 +218,10 @@ class Guard:
         for fixturedef, before in reversed(self.pending):  # the innermost first
             if every or getattr(fixturedef, "cached_result", None) is not None:
                 self.monitor.hold(id(fixturedef), before, self.monitor.snapshot())
+                # finalizers run last in, first out: this one runs before the fixture's own
+                # (and before those of fixtures set up after it that depend on it: the
+                # monitor notes the state again after each of those)
+                fixturedef.addfinalizer(functools.partial(self.monitor.finalizing_starts, id(fixturedef)))
             else:
                 running.append((fixturedef, before))
         self.pending = running[::-1]
@@ -226,6 +235,37 @@ class Guard:
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         if self.pending:  # a setup that failed (the call did not run)
             self._hold_finished(every=True)
+
+    def _released(self, fixturedef: Any, request: Any) -> None:
+        """The fixture's own finalizers ran: what it held is no longer expected,
+        and what its finalization left is marked (see ``_mark``)."""
+        monitor = self.monitor
+        if monitor is None or not monitor.held or id(fixturedef) not in monitor.held:
+            return
+        found = monitor.release(id(fixturedef))
+        if found:
+            node = getattr(request, "node", None)
+            param = getattr(request, "param_index", 0) if fixturedef.params is not None else None
+            identity = {"scope": fixturedef.scope, "node": getattr(node, "nodeid", ""),
+                        "baseid": fixturedef.baseid, "argname": fixturedef.argname, "param": param}
+            self.finalized += [(code, what, own, identity) for code, what, own in found]
+
+    def _mark(self, item: pytest.Item, found: list[Leak]) -> None:
+        """Mark the leaks of ``item`` that a broader fixture's finalization made
+        (or found made by the test), with the fixture and the test's place in
+        the collection: ``verdict.one_finalization`` keeps, of the workers that
+        finalized the same fixture, the finding ``-n 0`` makes."""
+        if self.positions is None:
+            self.positions = {each.nodeid: index for index, each in enumerate(item.session.items)}
+        index = self.positions.get(item.nodeid, -1)
+        for code, what, own, identity in self.finalized:
+            mark = {**identity, "index": index, "own": own}
+            for leak in found:
+                if leak.code == code and leak.what == what and (own or not any(
+                        not m["own"] for m in leak.fixtures)):
+                    leak.fixtures.append(mark)
+                    break
+        self.finalized = []
 
     # -- end --------------------------------------------------------------------------------------------------
 

@@ -130,6 +130,33 @@ def resolve_claims(leaks: Iterable[Leak]) -> list[Leak]:
     return kept
 
 
+def one_finalization(leaks: Iterable[Leak]) -> list[Leak]:
+    """A broader fixture finalized on several xdist workers, found once.
+
+    A module-, class- or session-scoped fixture whose tests run on two
+    workers is set up and finalized on each, so what its finalization leaks
+    is found by each, at a different test. ``-n 0`` finalizes it once, at the
+    last of its tests in the collection: of the marks of one fixture
+    (its scope's node, its name, its parameter) for one ``(code, what)``,
+    the one at the highest collection index stands. A leak its finalization
+    made elsewhere (at a lower index) is dropped; when the test at that index
+    had made the leak itself (``own``), none of the finalization's is kept.
+    A leak a test made itself is never dropped.
+    """
+    leaks = list(leaks)
+    top: dict[tuple[Any, ...], int] = {}
+
+    def key(leak: Leak, mark: dict[str, Any]) -> tuple[Any, ...]:
+        return (mark["scope"], mark["node"], mark["baseid"], mark["argname"], mark["param"], leak.code, leak.what)
+
+    for leak in leaks:
+        for mark in leak.fixtures:
+            k = key(leak, mark)
+            top[k] = max(top.get(k, mark["index"]), mark["index"])
+    return [leak for leak in leaks
+            if not any(not mark["own"] and mark["index"] < top[key(leak, mark)] for mark in leak.fixtures)]
+
+
 def decide(
     leaks: Sequence[Leak], ran: Iterable[str], baseline_path: str | None, rootdir: str, update: bool,
     root: str | None = None,
@@ -139,7 +166,7 @@ def decide(
     project root (default: pytest's ``rootdir``)."""
     verdict = Verdict(baseline_path, root=root or rootdir)
     namer = Namer(rootdir, verdict.root)
-    judged = [Judged(leak, *namer.split(leak.nodeid)) for leak in resolve_claims(leaks)]
+    judged = [Judged(leak, *namer.split(leak.nodeid)) for leak in resolve_claims(one_finalization(leaks))]
     ran_wheres = {namer.where(nodeid) for nodeid in ran} | {namer.where(SESSION)}
     existing = None if baseline_path is None else read_text(baseline_path)
     baseline = Baseline(baseline_path or "") if existing is None else parse(existing, baseline_path or "")
