@@ -222,10 +222,46 @@ def test_a_tests_own_leak_in_the_teardown_that_finalizes_a_leaky_fixture_stays_i
     assert distributed == plain
 
 
+PARAMETER_TESTS = """
+import tempfile
+
+import pytest
+
+
+@pytest.fixture(scope="module", params=["a", "b"])
+def flavour(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def built(flavour):
+    \"\"\"Not parametrized itself, but set up again for each flavour.\"\"\"
+    yield
+    tempfile.mkdtemp(suffix="-built")
+
+
+@pytest.mark.parametrize("n", range(3))
+def test_build(built, n):
+    assert True
+"""
+
+
+def test_a_fixture_set_up_once_per_parameter_of_what_it_depends_on_is_found_once_per_parameter(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    project(pytester, {"test_param": PARAMETER_TESTS})
+    plain, _ = findings(pytester, monkeypatch, tmp_path / "plain", passed=6)
+    assert plain == [
+        # finalized when the next flavour is set up, and at the end of the module: two findings
+        ("tests/test_param.py::test_build[b-0]", "HRM601", "tmp*-built"),
+        ("tests/test_param.py::test_build[b-2]", "HRM601", "tmp*-built"),
+    ]
+
+
 # -- the merge as data in, data out ---------------------------------------------------------------------------
 
 def finalized(nodeid: str, index: int, what: str = "tmp*", argname: str = "made_here", own: bool = False) -> Leak:
-    mark = {"scope": "module", "node": "t.py", "baseid": "t.py", "argname": argname, "param": None,
+    mark = {"scope": "module", "node": "t.py", "baseid": "t.py", "argname": argname, "param": "",
             "index": index, "own": own}
     return Leak(nodeid, "HRM601", what, fixtures=[mark])
 

@@ -94,6 +94,28 @@ def checkout_directories(config: pytest.Config) -> dict[str, str]:
     return directories
 
 
+def parameters(fixturedef: Any, request: Any) -> str:
+    """The parameters this instance of a fixture was set up with: its own and
+    those of the parametrized fixtures it depends on (a fixture that depends
+    on a parametrized one is set up again for each parameter), as
+    ``name=index`` pairs; the same on every xdist worker."""
+    item = getattr(request, "_pyfuncitem", None)
+    indices = getattr(getattr(item, "callspec", None), "indices", None)
+    if not indices:
+        return ""
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    seen: set[str] = set()
+    todo = [fixturedef.argname, *fixturedef.argnames]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            found = definitions.get(name)
+            if found:
+                todo.extend(found[-1].argnames)
+    return ",".join(f"{name}={indices[name]}" for name in sorted(seen) if name in indices)
+
+
 class Guard:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -245,9 +267,9 @@ class Guard:
         found = monitor.release(id(fixturedef))
         if found:
             node = getattr(request, "node", None)
-            param = getattr(request, "param_index", 0) if fixturedef.params is not None else None
             identity = {"scope": fixturedef.scope, "node": getattr(node, "nodeid", ""),
-                        "baseid": fixturedef.baseid, "argname": fixturedef.argname, "param": param}
+                        "baseid": fixturedef.baseid, "argname": fixturedef.argname,
+                        "param": parameters(fixturedef, request)}
             self.finalized += [(code, what, own, identity) for code, what, own in found]
 
     def _mark(self, item: pytest.Item, found: list[Leak]) -> None:
