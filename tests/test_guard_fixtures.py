@@ -224,12 +224,17 @@ def test_a_tests_own_leak_in_the_teardown_that_finalizes_a_leaky_fixture_stays_i
 
 PARAMETER_TESTS = """
 import tempfile
+import time
 
 import pytest
 
 
+from conftest import note
+
+
 @pytest.fixture(scope="module", params=["a", "b"])
 def flavour(request):
+    note("flavour-" + request.param)
     return request.param
 
 
@@ -240,9 +245,9 @@ def built(flavour):
     tempfile.mkdtemp(suffix="-built")
 
 
-@pytest.mark.parametrize("n", range(3))
+@pytest.mark.parametrize("n", range(6))
 def test_build(built, n):
-    assert True
+    time.sleep(0.1)
 """
 
 
@@ -250,19 +255,25 @@ def test_a_fixture_set_up_once_per_parameter_of_what_it_depends_on_is_found_once
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     project(pytester, {"test_param": PARAMETER_TESTS})
-    plain, _ = findings(pytester, monkeypatch, tmp_path / "plain", passed=6)
+    plain, _ = findings(pytester, monkeypatch, tmp_path / "plain", passed=12)
     assert plain == [
         # finalized when the next flavour is set up, and at the end of the module: two findings
         ("tests/test_param.py::test_build[b-0]", "HRM601", "tmp*-built"),
-        ("tests/test_param.py::test_build[b-2]", "HRM601", "tmp*-built"),
+        ("tests/test_param.py::test_build[b-5]", "HRM601", "tmp*-built"),
     ]
+
+    distributed, notes = findings(pytester, monkeypatch, tmp_path / "distributed", "-n", "2", "--dist", "load",
+                                  passed=12)
+    assert notes == on_both_workers("flavour-a", "flavour-b")  # each worker switched from a to b
+    assert distributed == plain
 
 
 # -- the merge as data in, data out ---------------------------------------------------------------------------
 
-def finalized(nodeid: str, index: int, what: str = "tmp*", argname: str = "made_here", own: bool = False) -> Leak:
+def finalized(nodeid: str, index: int, what: str = "tmp*", argname: str = "made_here", own: bool = False,
+              switch: bool = False) -> Leak:
     mark = {"scope": "module", "node": "t.py", "baseid": "t.py", "argname": argname, "param": "",
-            "index": index, "own": own}
+            "switch": switch, "index": index, "own": own}
     return Leak(nodeid, "HRM601", what, fixtures=[mark])
 
 
@@ -279,6 +290,8 @@ def finalized(nodeid: str, index: int, what: str = "tmp*", argname: str = "made_
                  id="a-tests-own-is-never-dropped"),
     pytest.param([Leak("t.py::a", "HRM601", "tmp*"), finalized("t.py::c", 7)], ["t.py::a", "t.py::c"],
                  id="unmarked"),
+    pytest.param([finalized("t.py::b", 4, switch=True), finalized("t.py::c", 6, switch=True),
+                  finalized("t.py::d", 7)], ["t.py::b"], id="the-first-parameter-switch"),
 ])
 def test_one_finalization_keeps_what_a_plain_run_reports(leaks: list[Leak], kept: list[str]) -> None:
     assert [leak.nodeid for leak in one_finalization(leaks)] == kept

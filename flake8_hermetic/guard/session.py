@@ -269,7 +269,10 @@ class Guard:
             node = getattr(request, "node", None)
             identity = {"scope": fixturedef.scope, "node": getattr(node, "nodeid", ""),
                         "baseid": fixturedef.baseid, "argname": fixturedef.argname,
-                        "param": parameters(fixturedef, request)}
+                        "param": parameters(fixturedef, request),
+                        # finalized while a test is set up: a parametrized fixture it depends on moves on
+                        # to its next parameter (pytest names the phase in the environment, at no cost)
+                        "switch": os.environ.get("PYTEST_CURRENT_TEST", "").endswith("(setup)")}
             self.finalized += [(code, what, own, identity) for code, what, own in found]
 
     def _mark(self, item: pytest.Item, found: list[Leak]) -> None:

@@ -135,26 +135,37 @@ def one_finalization(leaks: Iterable[Leak]) -> list[Leak]:
 
     A module-, class- or session-scoped fixture whose tests run on two
     workers is set up and finalized on each, so what its finalization leaks
-    is found by each, at a different test. ``-n 0`` finalizes it once, at the
-    last of its tests in the collection: of the marks of one fixture
-    (its scope's node, its name, its parameter) for one ``(code, what)``,
-    the one at the highest collection index stands. A leak its finalization
-    made elsewhere (at a lower index) is dropped; when the test at that index
-    had made the leak itself (``own``), none of the finalization's is kept.
-    A leak a test made itself is never dropped.
+    is found by each, at a different test. ``-n 0`` finalizes it once: at the
+    last of its tests in the collection when its scope ends, or, when a
+    parametrized fixture it depends on moves on to its next parameter, at the
+    first test of that parameter. Of the marks of one instance of a fixture
+    (its scope's node, its name, its parameters) for one ``(code, what)``,
+    the one at that index stands: the lowest of the switches if there is
+    one, else the highest. A leak its finalization made at another index is
+    dropped; when the test at that index had made the leak itself (``own``),
+    none of the finalization's is kept. A leak a test made itself is never
+    dropped.
     """
     leaks = list(leaks)
-    top: dict[tuple[Any, ...], int] = {}
+    switches: dict[tuple[Any, ...], int] = {}
+    ends: dict[tuple[Any, ...], int] = {}
 
     def key(leak: Leak, mark: dict[str, Any]) -> tuple[Any, ...]:
         return (mark["scope"], mark["node"], mark["baseid"], mark["argname"], mark["param"], leak.code, leak.what)
 
     for leak in leaks:
         for mark in leak.fixtures:
-            k = key(leak, mark)
-            top[k] = max(top.get(k, mark["index"]), mark["index"])
+            k, index = key(leak, mark), mark["index"]
+            if mark.get("switch"):
+                switches[k] = min(switches.get(k, index), index)
+            else:
+                ends[k] = max(ends.get(k, index), index)
+
+    def stands(k: tuple[Any, ...]) -> int:
+        return switches[k] if k in switches else ends[k]
+
     return [leak for leak in leaks
-            if not any(not mark["own"] and mark["index"] < top[key(leak, mark)] for mark in leak.fixtures)]
+            if not any(not mark["own"] and mark["index"] != stands(key(leak, mark)) for mark in leak.fixtures)]
 
 
 def decide(
