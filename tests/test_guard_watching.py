@@ -316,3 +316,41 @@ def test_what_a_broader_fixture_holds_while_it_lives_is_no_test_s_leak(
     output = result.stdout.str()
     assert "hermetic guard: 1 new, 0 baselined, 0 stale" in output
     result.stdout.fnmatch_lines(["test_b_broken.py::test_own_leak_after_them: HRM604 *LEAKED_BY_TEST set*"])
+
+
+def test_a_random_part_tempfile_drew_here_is_normalised_whatever_its_letters(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flake8_hermetic.guard import stable as stable_names
+
+    monkeypatch.setattr(stable_names, "MADE", {"qwoedypf", "settings"})
+    assert stable_names.stable("editor-qwoedypf.txt~") == "editor-*.txt~"
+    assert stable_names.stable("tmpqwoedypf") == "tmp*"
+    assert stable_names.stable("editor-zxcvbnml.txt~") == "editor-zxcvbnml.txt~"  # not drawn here: a word
+    stable_names.keep_made_in(["editor-qwoedypf.txt~", "config"])
+    assert stable_names.MADE == {"qwoedypf"}  # what is no longer there is forgotten
+    assert stable_names.stable("notebook-settings.txt") == "notebook-settings.txt"
+
+
+DRAWN_NAMES = """
+import re
+import shutil
+import tempfile
+
+
+def test_leaves_a_letters_only_name():
+    # draw until tempfile's random part has no digit (about one name in twelve): the shape alone
+    # cannot tell those eight letters from a word, only the guard's note of the draw can
+    for _ in range(2000):
+        path = tempfile.mkdtemp(prefix="twin-")
+        if not re.search(r"[0-9]", path.rpartition("twin-")[2]):
+            return
+        shutil.rmtree(path)
+    raise AssertionError("no letters-only name in 2000 draws")
+"""
+
+
+def test_a_residue_name_tempfile_drew_reads_the_same_in_every_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_drawn=DRAWN_NAMES)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--hermetic-guard", "--hermetic-no-baseline",
+                                           timeout=300)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["test_drawn.py::test_leaves_a_letters_only_name: HRM601 left 'twin-[*]' *"])

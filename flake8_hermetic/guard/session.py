@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from flake8_hermetic.guard import dirwatch, processes, watches
+from flake8_hermetic.guard import dirwatch, processes, stable, watches
 from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.monitor import Leak, Monitor, code_of
 
@@ -54,6 +54,7 @@ class TempRedirect:
         for name in TEMP_VARIABLES:
             os.environ[name] = self.path
         tempfile.tempdir = self.path
+        self.saved_names = stable.record_tempfile_names()  # their random parts read ``*`` in a finding
 
     def stop(self) -> None:
         for name, value in self.saved_env.items():
@@ -62,6 +63,7 @@ class TempRedirect:
             else:
                 os.environ[name] = value
         tempfile.tempdir = self.saved_tempdir
+        stable.stop_recording(self.saved_names)
         shutil.rmtree(self.path, ignore_errors=True)  # what is left was reported before
 
 
@@ -200,6 +202,8 @@ class Guard:
         nodeid = item.nodeid
         self.ran.append(nodeid)
         found = monitor.judge(nodeid, file, line)
+        if stable.MADE and self.tmp_watch is not None:  # names drawn in this test: keep those still there
+            stable.keep_made_in(self.tmp_watch.state)
         if self.finalized:
             self._mark(item, found)
         if found:
