@@ -20,8 +20,8 @@ a failed measurement.
 ``--instructions`` runs each mode once more under valgrind (cachegrind, no
 cache simulation, ``PYTHONHASHSEED=0``) and prints the instructions each
 run executed: the same on a busy machine as on an idle one (two runs of a
-mode differ by under 0.1 % on a suite that never waits on time, 0.4 % on
-click's), so it shows a change of a point or two that wall time on a
+mode differ by under 0.1 % on a suite that never waits on time, up to
+0.6 % on click's and markdown's), so it shows a change of a point or two that wall time on a
 shared machine cannot.
 
     python benchmarks/bench_guard.py [--rounds 5] [--suite DIR] [--python PY] [--modes absent,guard]
