@@ -121,27 +121,26 @@ class Notifier:
         read: the monitor asks for each residue watch in turn, and one read
         serves the three (a change made between two of those asks is
         handed out at the next look)."""
-        if self.fd >= 0 and asker in self.asked:
-            self.asked.clear()
-            if self.poller.poll(0):  # cheaper than the read that raises EAGAIN
-                self._drain()
-        self.asked.add(asker)
+        self._ask(asker)
         if not self.moved:
             return self.moved
         found = self.moved.intersection(directories)
         self.moved -= found
         return found
 
+    def _ask(self, asker: str) -> None:
+        if self.fd >= 0 and asker in self.asked:
+            self.asked.clear()
+            if self.poller.poll(0):  # cheaper than the read that raises EAGAIN
+                self._drain()
+        self.asked.add(asker)
+
     def quiet(self, asker: str) -> bool:
         """No event is waiting, for anyone: what :meth:`changed` would say
         for every directory, at the cost of at most one ``poll``."""
         if self.fd < 0:
             return False
-        if asker in self.asked:
-            self.asked.clear()
-            if self.poller.poll(0):
-                self._drain()
-        self.asked.add(asker)
+        self._ask(asker)
         return not self.moved
 
     def _drain(self) -> None:
