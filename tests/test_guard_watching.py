@@ -16,14 +16,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from flake8_hermetic.guard import dirwatch, processes, watches
+from flake8_hermetic.guard import dirwatch, processes, stable, watches
+from flake8_hermetic.guard.monitor import Monitor
 from flake8_hermetic.guard.session import UNWATCHED_CHILDREN
-from tests.helpers import TIMEOUT
+from tests.helpers import REPO, TIMEOUT
 from tests.test_guard import LEAKY_CONFTEST
 
 pytest_plugins = ["pytester"]
@@ -354,3 +356,122 @@ def test_a_residue_name_tempfile_drew_reads_the_same_in_every_run(pytester: pyte
                                            timeout=300)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["test_drawn.py::test_leaves_a_letters_only_name: HRM601 left 'twin-[*]' *"])
+
+
+# -- a state that comes back is the same object: the monitor compares by identity first ----------------
+
+def test_the_environment_hands_back_its_state_when_a_write_is_undone(monkeypatch: pytest.MonkeyPatch) -> None:
+    environment = watches.Environment()
+    first = environment.take()
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_y (setup)")  # during a fixture's setup
+    assert environment.take() is first  # read again (the mapping differs), the same state
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    assert environment.take() is first
+    monkeypatch.setenv("HERMETIC_GUARD_WATCHING", "1")
+    assert environment.take() is not first
+
+
+def test_a_thread_that_came_and_went_leaves_the_same_state_and_a_new_one_is_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    listed: list[int] = []
+    real = threading.enumerate
+
+    def counted() -> list[threading.Thread]:
+        listed.append(1)
+        return real()
+
+    monkeypatch.setattr(threading, "enumerate", counted)
+    threads = watches.Threads(grace=0.0)
+    first = threads.take()
+    assert [threads.take() for _ in range(3)] == [first] * 3
+    assert len(listed) == 1  # no thread started or ended: threading's registry says so, nothing is listed
+    done = threading.Thread(target=lambda: None)
+    done.start()
+    done.join(TIMEOUT)
+    assert threads.take() is first
+    stop = threading.Event()
+    running = threading.Thread(target=stop.wait, args=(TIMEOUT,))
+    running.start()
+    try:
+        assert threads.take() - first == {running}
+        assert threads.take() - first == {running}  # nothing changed since: the same answer
+    finally:
+        stop.set()
+        running.join(TIMEOUT)
+    assert threads.take() == first  # an equal state (the monitor makes it the expected one)
+
+
+def test_an_equal_state_becomes_the_expected_one() -> None:
+    class Fresh(watches.Watch):
+        """The same path every time, as a new tuple each time (what a rebuilt state is)."""
+
+        kind = "syspath"
+
+        def take(self) -> tuple[str, ...]:
+            self.last = tuple(["a", "b"])
+            return self.last
+
+        def leaks(self, expected: tuple[str, ...], current: tuple[str, ...]) -> list[str]:
+            return [] if expected == current else ["changed"]
+
+    watch = Fresh()
+    monitor = Monitor([watch], claims=False)
+    monitor.begin()
+    assert monitor.judge("test_x.py::test_y", "test_x.py", 0) == []
+    assert monitor.expected is not None
+    assert monitor.expected["syspath"] is watch.last  # the next look of an unchanged state is `is`
+
+
+def test_drawn_names_are_pruned_again_only_when_one_was_drawn_or_the_entries_moved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(stable, "MADE", {"qwoedypf"})
+    monkeypatch.setattr(stable, "_PRUNED", [None, -1])
+    entries = frozenset({"tmpqwoedypf"})
+    stable.keep_made_in(entries)
+    assert stable.MADE == {"qwoedypf"}
+    stable.MADE.add("zxcvbnml")  # drawn in the next test, and removed by it: the same entries
+    stable.keep_made_in(entries)
+    assert stable.MADE == {"qwoedypf"}
+    stable.keep_made_in(frozenset({"config"}))  # the residue was removed: the entries moved
+    assert stable.MADE == set()
+
+
+FORKED = """
+import os, sys
+from flake8_hermetic.guard import dirwatch
+
+parent = dirwatch.Notifier()
+if parent.fd < 0:
+    sys.exit(3)  # no inotify here
+assert parent.add(sys.argv[1])
+assert parent.quiet("tmp") and parent.quiet("tmp")  # nothing moved (the second ask reads the events)
+pid = os.fork()
+if pid == 0:
+    code = 0
+    try:
+        # the parent's instance: its descriptor is shared, so the child must not take its events
+        if parent.quiet("tmp") or parent.fd != -1 or parent.changed("tmp", [sys.argv[1]]) != {sys.argv[1]}:
+            code = 10
+        own = dirwatch.Notifier()  # one made in the child works
+        if own.fd < 0 or not own.add(sys.argv[1]) or not own.quiet("tmp"):
+            code = 11
+    finally:
+        os._exit(code)
+_, status = os.waitpid(pid, 0)
+os.mkdir(os.path.join(sys.argv[1], "made"))
+assert not parent.quiet("tmp")  # the parent's instance still answers: the child took none of its events
+assert parent.changed("tmp", [sys.argv[1]]) == {sys.argv[1]}
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not (INOTIFY and hasattr(os, "fork")), reason="no inotify or no fork here")
+def test_a_forked_child_does_not_take_its_parents_events(tmp_path: Path) -> None:
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    code = {**os.environ, "PYTHONPATH": str(REPO)}  # the package under test, wherever it is installed from
+    done = subprocess.run([sys.executable, "-c", FORKED, str(watched)], cwd=tmp_path, timeout=TIMEOUT, check=False,
+                          capture_output=True, text=True, env=code)
+    assert done.returncode == 0, done.stderr

@@ -75,8 +75,8 @@ class Monitor:
     def begin(self) -> None:
         if self.expected is None:
             self.expected = self.snapshot()
-        self.started = time.time()
-        if self.claims:
+        if self.claims:  # when the test started: what it may have made in the shared directories
+            self.started = time.time()
             AUDIT.reset()
 
     # -- broader-scoped fixtures ------------------------------------------------------------------
@@ -164,7 +164,10 @@ class Monitor:
             kind = watch.kind
             expected = self.expected[kind]
             current = watch.take()
-            if current is expected or current == expected:  # most watches hand back the same object
+            if current is expected:  # most watches hand back the same object
+                continue
+            if current == expected:  # an equal one: keep it, so the next look is an identity check
+                self.expected[kind] = current
                 continue
             settle = getattr(watch, "settle", None)
             if settle is not None:

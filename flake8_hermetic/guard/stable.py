@@ -51,14 +51,25 @@ def stop_recording(previous: Any) -> None:
         tempfile._name_sequence = previous  # type: ignore[attr-defined]
     if not isinstance(previous, _NotedNames):  # not a guarded session inside a guarded session
         MADE.clear()
+        _PRUNED[:] = [None, -1]
+
+
+# the entries and the number of names noted at the last pruning: ``MADE`` only grows between
+# two prunings, so the same entries and the same size mean there is nothing to forget
+_PRUNED: list[Any] = [None, -1]
 
 
 def keep_made_in(entries: Iterable[str]) -> None:
     """Forget the drawn names that appear in none of ``entries`` (what is still
     there to be reported later); a name is noted once and looked up only in a
-    finding, so the set stays as small as what is left behind."""
+    finding, so the set stays as small as what is left behind. Called after
+    every test once a name is noted: it returns at once when no name was
+    drawn and the entries (an immutable state) are the same object as last time."""
+    if entries is _PRUNED[0] and len(MADE) == _PRUNED[1]:
+        return
     kept = {part for entry in entries for part in _parts(entry) if part in MADE}
     MADE.intersection_update(kept)
+    _PRUNED[:] = [entries, len(MADE)]
 
 
 def _parts(text: str) -> Iterable[str]:

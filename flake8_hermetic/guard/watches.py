@@ -243,7 +243,11 @@ class Environment(SetWatch):
         if data == self.copy:
             return self.last
         self.copy = dict(data)
-        self.last = self._read()
+        state = self._read()
+        # the same state as before (pytest's note of the running test came and went): keep the
+        # object, which the monitor compares by identity first
+        if state != self.last:
+            self.last = state
         return self.last
 
     def _read(self) -> frozenset[tuple[Any, Any]]:
@@ -452,6 +456,15 @@ def _thread_label(thread: threading.Thread) -> str:
     return stable(thread.name)
 
 
+# threading's own registries (ident -> thread; threads being started): when both
+# are as they were at the last look, no thread started or ended since, and the
+# list ``threading.enumerate()`` would build under its lock is not built
+_ACTIVE: dict[Any, threading.Thread] | None = getattr(threading, "_active", None)
+_LIMBO: dict[Any, threading.Thread] | None = getattr(threading, "_limbo", None)
+if not isinstance(_ACTIVE, dict) or not isinstance(_LIMBO, dict):  # pragma: no cover - another implementation
+    _ACTIVE = _LIMBO = None
+
+
 class Threads(SetWatch):
     kind = "threads"
     restorable = False
@@ -460,8 +473,13 @@ class Threads(SetWatch):
         self.grace = grace
         self.listed: list[threading.Thread] = []
         self.last: frozenset[threading.Thread] = frozenset()
+        self.active: dict[Any, threading.Thread] | None = None  # ``_ACTIVE`` as it was at the last look
 
     def take(self) -> frozenset[threading.Thread]:
+        if _ACTIVE is not None:
+            if not _LIMBO and _ACTIVE == self.active:
+                return self.last
+            self.active = dict(_ACTIVE)
         listed = threading.enumerate()
         if listed != self.listed:  # Thread compares by identity: the same threads, in the same order
             self.listed = listed
