@@ -152,7 +152,7 @@ class Notifier:
         for every directory, at the cost of at most one ``poll``."""
         if self.fd < 0:
             return False
-        if self._forked():
+        if not _GENERATION or _GENERATION[0] is not self.generation:  # ``_forked``, inline: asked every look
             self.forget()
             return False
         self._ask(asker)

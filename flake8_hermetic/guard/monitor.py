@@ -14,7 +14,6 @@ import os
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from flake8_hermetic.guard.audit import AUDIT
@@ -28,21 +27,39 @@ def code_of(kind: str) -> str:
     return BY_KIND[kind].code
 
 
-@dataclass
 class Leak:
-    """One finding of one test (or of the session: ``nodeid`` ``.``)."""
+    """One finding of one test (or of the session: ``nodeid`` ``.``).
 
-    nodeid: str
-    code: str
-    what: str
-    file: str = ""  # rootdir-relative, as in the node id
-    line: int = 0
-    # shared directories (checkout, home) under xdist: which claim wins
-    claim: dict[str, Any] = field(default_factory=dict)
-    # broader fixtures finalized in this test's teardown (see ``Monitor.release``): one mark
-    # per fixture, ``own`` false when the finalization made the leak, true when the test had
-    # made it already; with the test's collection index, so xdist workers' findings merge
-    fixtures: list[dict[str, Any]] = field(default_factory=list)
+    A plain class, not a dataclass: a dataclass is built by compiling its
+    methods when the module is imported, about a millisecond of every
+    guarded run's start."""
+
+    __slots__ = ("nodeid", "code", "what", "file", "line", "claim", "fixtures")
+
+    def __init__(self, nodeid: str, code: str, what: str, file: str = "", line: int = 0,
+                 claim: dict[str, Any] | None = None, fixtures: list[dict[str, Any]] | None = None) -> None:
+        self.nodeid = nodeid
+        self.code = code
+        self.what = what
+        self.file = file  # rootdir-relative, as in the node id
+        self.line = line
+        # shared directories (checkout, home) under xdist: which claim wins
+        self.claim: dict[str, Any] = {} if claim is None else claim
+        # broader fixtures finalized in this test's teardown (see ``Monitor.release``): one mark
+        # per fixture, ``own`` false when the finalization made the leak, true when the test had
+        # made it already; with the test's collection index, so xdist workers' findings merge
+        self.fixtures: list[dict[str, Any]] = [] if fixtures is None else fixtures
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.nodeid, self.code, self.what, self.file, self.line, self.claim, self.fixtures)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Leak) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass's would be
+
+    def __repr__(self) -> str:
+        return f"Leak{self._fields()!r}"
 
     def as_dict(self) -> dict[str, Any]:
         data = {"nodeid": self.nodeid, "code": self.code, "what": self.what, "file": self.file, "line": self.line}
@@ -61,6 +78,8 @@ class Leak:
 class Monitor:
     def __init__(self, watches: Sequence[Watch], claims: bool) -> None:
         self.watches = list(watches)
+        # what a look calls, bound once: a look with nothing changed is one call and one identity test a watch
+        self.takers = [(watch.kind, watch.take, watch) for watch in self.watches]
         self.claims = claims  # record who may have made shared residue (xdist workers)
         self.expected: dict[str, Any] | None = None
         self.held: dict[int, list[dict[str, tuple[Any, Any]]]] = {}
@@ -158,33 +177,39 @@ class Monitor:
 
     def judge(self, nodeid: str, file: str, line: int | None) -> list[Leak]:
         """The leaks of the test ``nodeid`` (``file`` and the 0-based ``line`` as in ``item.location``)."""
-        assert self.expected is not None
+        expected = self.expected
+        assert expected is not None
         leaks: list[Leak] = []
-        for watch in self.watches:
-            kind = watch.kind
-            expected = self.expected[kind]
-            current = watch.take()
-            if current is expected:  # most watches hand back the same object
+        for kind, take, watch in self.takers:
+            current = take()
+            if current is expected[kind]:  # most watches hand back the same object
                 continue
-            if current == expected:  # an equal one: keep it, so the next look is an identity check
-                self.expected[kind] = current
-                continue
-            settle = getattr(watch, "settle", None)
-            if settle is not None:
-                current = settle(expected, current)
-            code = code_of(kind)
-            for what in watch.leaks(expected, current):
-                # the test's file, rootdir-relative as in its node id, and its ``def`` line (1-based)
-                leaks.append(Leak(nodeid, code, what, file.replace(os.sep, "/"), (line or 0) + 1))
-            if self.claims and watch.shared and isinstance(watch, Residue):
-                self._claim(watch, leaks, expected, current)
-            if watch.restorable:
-                watch.restore(expected, current)
-            else:
-                if isinstance(watch, Residue):
-                    self.reported.update(current - expected)
-                self.expected[kind] = current
+            self._differs(watch, current, nodeid, file, line, leaks)
         return leaks
+
+    def _differs(self, watch: Watch, current: Any, nodeid: str, file: str, line: int | None,
+                 leaks: list[Leak]) -> None:
+        assert self.expected is not None
+        kind = watch.kind
+        expected = self.expected[kind]
+        if current == expected:  # an equal one: keep it, so the next look is an identity check
+            self.expected[kind] = current
+            return
+        settle = getattr(watch, "settle", None)
+        if settle is not None:
+            current = settle(expected, current)
+        code = code_of(kind)
+        for what in watch.leaks(expected, current):
+            # the test's file, rootdir-relative as in its node id, and its ``def`` line (1-based)
+            leaks.append(Leak(nodeid, code, what, file.replace(os.sep, "/"), (line or 0) + 1))
+        if self.claims and watch.shared and isinstance(watch, Residue):
+            self._claim(watch, leaks, expected, current)
+        if watch.restorable:
+            watch.restore(expected, current)
+        else:
+            if isinstance(watch, Residue):
+                self.reported.update(current - expected)
+            self.expected[kind] = current
 
     def _claim(self, watch: Residue, leaks: list[Leak], expected: Any, current: Any) -> None:
         code = code_of(watch.kind)
