@@ -182,7 +182,11 @@ class Monitor:
         leaks: list[Leak] = []
         for kind, take, watch in self.takers:
             current = take()
-            if current is expected[kind]:  # most watches hand back the same object
+            before = expected[kind]
+            if current is before:  # most watches hand back the same object when nothing changed
+                continue
+            if current == before:  # an equal one (a copy, or a state rebuilt): the next look may be `is`
+                expected[kind] = current
                 continue
             self._differs(watch, current, nodeid, file, line, leaks)
         return leaks
@@ -192,9 +196,6 @@ class Monitor:
         assert self.expected is not None
         kind = watch.kind
         expected = self.expected[kind]
-        if current == expected:  # an equal one: keep it, so the next look is an identity check
-            self.expected[kind] = current
-            return
         settle = getattr(watch, "settle", None)
         if settle is not None:
             current = settle(expected, current)
