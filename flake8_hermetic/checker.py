@@ -11,9 +11,10 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
+from flake8.style_guide import Decision, DecisionEngine
 from flake8.violation import Violation as Flake8Violation
 
-from flake8_hermetic import __version__
+from flake8_hermetic import __version__, selection
 from flake8_hermetic.baseline import Baseline, BaselineError, Entry, load, match
 from flake8_hermetic.baseline.format import entry_path
 from flake8_hermetic.catalog import all_rules
@@ -22,6 +23,7 @@ from flake8_hermetic.facts.hostpins import conftest_pins, directory_pins
 from flake8_hermetic.patterns import PatternRuleSet, load_pattern_rules
 from flake8_hermetic.project import Project, Role, new_run
 from flake8_hermetic.rule import Rule
+from flake8_hermetic.selection import PackSelection
 from flake8_hermetic.settings import ConfigError, Settings, enabled_codes, register, resolve
 from flake8_hermetic.source import what_text
 from flake8_hermetic.testfiles import to_posix
@@ -82,8 +84,8 @@ def file_role(runtime: Runtime, filename: str, path: str, tree: ast.Module | Non
 
 def check_pytest_configs(runtime: Runtime, options: argparse.Namespace) -> None:
     """Read the pytest configuration of each path flake8 was given, in the
-    main process: a malformed one stops the run with one line (a ``--jobs``
-    worker cannot stop it)."""
+    main process: a malformed one is a :class:`ConfigError` here (a
+    ``--jobs`` worker cannot report it once)."""
     paths = list(getattr(options, "filenames", None) or ["."])
     for path in paths:
         if path == "-":
@@ -92,19 +94,20 @@ def check_pytest_configs(runtime: Runtime, options: argparse.Namespace) -> None:
         directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
         runtime.project.configs.for_directory(directory)
         for problem in runtime.project.configs.take_problems():
-            fail(str(problem))
+            raise problem
 
 
-def warn_if_inert(options: argparse.Namespace, settings: Settings) -> None:
+def warn_if_inert(options: argparse.Namespace, settings: Settings, shown: frozenset[str]) -> None:
     """One line on stderr when flake8's selection leaves out every HRM code
-    while the project has adopted the pack (a config sets its options, or a
-    baseline exists): plain ``flake8``, an editor and the flake8 hook would
+    (``shown``: the pack's codes flake8's own options let through) while the
+    project has adopted the pack (a config sets its options, or a baseline
+    exists): plain ``flake8``, an editor and the flake8 hook would
     otherwise pass having checked nothing. Once per run: only flake8's main
     process says it (``--jobs`` workers started by spawn, as on
     macOS and Windows, parse the options again). A project
     that never configured the pack is not told: the pack may simply be
     installed in a shared environment."""
-    if settings.emit_context or not settings.configured or settings.enabled - {STALE_CODE}:
+    if settings.emit_context or not settings.configured or shown - {STALE_CODE}:
         return
     if multiprocessing.current_process().name != "MainProcess":
         return
@@ -117,6 +120,69 @@ def warn_if_inert(options: argparse.Namespace, settings: Settings) -> None:
         f"flake8-hermetic: flake8's {why} out every HRM code, so the pack checks nothing here; {fix}",
         file=sys.stderr,
     )
+
+
+#: flake8's exit status when the pack's configuration is broken (see docs/configuration.md)
+BROKEN_STATUS = 2
+
+
+def _running_application() -> Any:
+    """The flake8 ``Application`` whose option parsing called the plugin, if any
+    (the command-line ``flake8``; not the legacy API, not the pack's commands)."""
+    try:
+        from flake8.main.application import Application
+    except ImportError:  # pragma: no cover - flake8 moved its internals
+        return None
+    frame = sys._getframe(1)
+    while frame is not None:
+        candidate = frame.f_locals.get("self")
+        if isinstance(candidate, Application):
+            return candidate
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def report_broken(options: argparse.Namespace, problem: str) -> None:
+    """A configuration the pack cannot use. The pack's commands stop (one
+    line, exit 2: they run nothing else). Plain ``flake8`` (a pre-commit
+    hook, an editor) goes on without the pack, so pycodestyle, pyflakes and
+    the other plugins still report: the one line once, on stderr, from the
+    main process, and flake8 exits with status 2 whatever it found. Where
+    no flake8 command line runs (its options parsed by another program),
+    the run stops with the line and status 2, as the commands do."""
+    if getattr(options, "hermetic_emit_context", False):
+        fail(problem)
+    if multiprocessing.current_process().name != "MainProcess":
+        return  # a --jobs worker started by spawn: the main process said it
+    application = _running_application()
+    if application is None:
+        fail(problem)  # flake8's options parsed outside its command line: no exit status to set, so stop
+    print(f"flake8-hermetic: {problem}", file=sys.stderr)
+    application.exit_code = lambda: BROKEN_STATUS
+
+
+def release_named(options: argparse.Namespace, table: PackSelection, off: list[str]) -> None:
+    """The off-by-default rules the table names leave flake8's default
+    ignore list (where the pack's off-by-default codes wait, so that flake8
+    alone, without the plugin's own check, keeps them off too), so that
+    flake8 shows them."""
+    named_by_table = {code for code in off if selection.named(code, table.selectors)}
+    if named_by_table:
+        options.extended_default_ignore = [
+            code for code in options.extended_default_ignore if code not in named_by_table
+        ]
+
+
+def hand_selection_to_flake8(options: argparse.Namespace, table: PackSelection, enabled: frozenset[str]) -> None:
+    """What else flake8's own filter must let through for the pack's
+    selection to show, written into its options before it builds its style
+    guide: HRM900 is selected where it follows the rules (``--select=HRM1``),
+    and the table's per-file-ignores (the pack's codes) stand in where
+    flake8 has none of its own (the pack's commands hand flake8 the table's)."""
+    if STALE_CODE in enabled and DecisionEngine(options).decision_for(STALE_CODE) is not Decision.Selected:
+        options.extend_select = [*(options.extend_select or []), STALE_CODE]
+    if table.per_file_ignores and not getattr(options, "per_file_ignores", ""):
+        options.per_file_ignores = table.per_file_ignores
 
 
 class HermeticChecker:
@@ -139,33 +205,52 @@ class HermeticChecker:
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
-        rules = all_rules()
-        enabled = enabled_codes(options, [*rules, STALE_CODE])
+        cls.runtime = None
         try:
-            settings = resolve(options, enabled)
-            baseline = None
-            if settings.baseline_path and not settings.emit_context:
-                baseline = load(settings.baseline_path)
-            patterns = None
-            if settings.rules_path:
-                # HRM8xx codes are the project's: flake8's select/ignore decide them too.
-                patterns = load_pattern_rules(settings.rules_path)
-                selected = enabled_codes(options, patterns.codes)
-                patterns = patterns.only(selected)
-                settings = dataclasses.replace(settings, enabled=settings.enabled | selected)
+            cls.runtime = cls.prepare(options)
         except (ConfigError, BaselineError) as exc:
-            fail(str(exc))
-        warn_if_inert(options, settings)
+            cls.runtime = None
+            report_broken(options, str(exc))
+
+    @classmethod
+    def prepare(cls, options: argparse.Namespace) -> Runtime:
+        """Everything a run needs, once per process; a broken configuration raises."""
+        rules = all_rules()
+        off = [code for code, rule in rules.items() if not rule.default_on]
+        settings = resolve(options, frozenset())
+        table = selection.table_selection(settings.table, settings.pyproject)
+        release_named(options, table, off)
+        baseline = None
+        if settings.baseline_path and not settings.emit_context:
+            baseline = load(settings.baseline_path)
+        patterns = None
+        pattern_codes: list[str] = []
+        if settings.rules_path:
+            patterns = load_pattern_rules(settings.rules_path)
+            pattern_codes = list(patterns.codes)
+        selection.check_option_codes(options, settings.config_path, pattern_codes)
+        enabled = selection.pack_enabled(options, table, list(rules), off)
+        if patterns is not None:
+            # HRM8xx codes are the project's: the same selection decides them
+            selected = selection.pack_enabled(options, table, pattern_codes)
+            patterns = patterns.only(selected)
+            enabled |= selected
+        if selection.stale_follows(options, table, enabled):
+            enabled |= {STALE_CODE}
+        settings = dataclasses.replace(settings, enabled=enabled)
+        hand_selection_to_flake8(options, table, enabled)
+        warn_if_inert(options, settings, enabled_codes(options, [*rules, *pattern_codes]))
         active = [rule for code, rule in rules.items() if code in enabled]
         # Language servers run flake8 again and again in one process: a
         # conftest is read once per run, not once per server lifetime.
         conftest_pins.cache_clear()
         directory_pins.cache_clear()
-        cls.runtime = Runtime(
+        runtime = Runtime(
             settings, active, baseline, patterns, disable_noqa=bool(getattr(options, "disable_noqa", False))
         )
         if not settings.test_files_given:
-            check_pytest_configs(cls.runtime, options)
+            check_pytest_configs(runtime, options)
+        return runtime
 
     @classmethod
     def wants(cls, filename: str) -> bool:

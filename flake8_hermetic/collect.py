@@ -17,6 +17,7 @@ baseline, in the order the plugin does.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import io
 import os
@@ -25,9 +26,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from flake8 import exceptions as flake8_exceptions
+from flake8.discover_files import expand_paths
 from flake8.formatting.base import BaseFormatter
 from flake8.options.parse_args import parse_args
 from flake8.plugins.finder import Checkers
+from flake8.processor import FileProcessor
 from flake8.style_guide import StyleGuideManager
 from flake8.violation import Violation as Flake8Violation
 
@@ -39,7 +42,10 @@ from flake8_hermetic.checker import (
     STALE_CODE,
     TEST_KIND,
     HermeticChecker,
+    Runtime,
+    file_role,
 )
+from flake8_hermetic.project import Role
 from flake8_hermetic.selection import table_arguments
 from flake8_hermetic.settings import BASELINE_NAME, Settings
 
@@ -194,6 +200,32 @@ class Scan:
         """How many test files the pack walked."""
         return sum(1 for linted in self.files.values() if linted.test)
 
+    def test_files_in_paths(self) -> int:
+        """How many test files a full run on the typed paths (flake8's
+        default ``.``) lints: what ``check`` counts, for a run narrowed to
+        fewer files (:meth:`narrow_to`). A file this run linted counts as it
+        was judged; any other by its name (pytest's configuration or
+        ``test-files``), unless a ``# flake8: noqa`` line makes flake8 skip it.
+        """
+        runtime = HermeticChecker.runtime
+        options = self.options
+        names = expand_paths(paths=self.paths, stdin_display_name=options.stdin_display_name,
+                             filename_patterns=options.filename, exclude=(*options.exclude, *options.extend_exclude))
+        seen: set[str] = set()
+        count = 0
+        for filename in names:
+            filename = self.as_given(filename)
+            path = entry_path(filename, self.root)
+            if path in seen:
+                continue
+            seen.add(path)
+            linted = self.files.get(path)
+            if linted is not None:
+                count += linted.test
+            elif runtime is not None and filename != "-":
+                count += _would_lint_as_test(runtime, filename, path, options)
+        return count
+
     def visible(self, found: Found) -> bool:
         """Would flake8 show this result (select/ignore, per-file-ignores, noqa)?"""
         return bool(self.guide.handle_error(
@@ -203,6 +235,27 @@ class Scan:
     def stale_report(self, linted: LintedFile, message: str, scope: str = "") -> Found:
         """HRM900 for a stale entry; ``scope``: the entry's (its node id, in ``--format json``)."""
         return Found(linted.filename, linted.path, 1, 1, STALE_CODE, message, scope, physical_line=linted.first_line)
+
+
+def _would_lint_as_test(runtime: Runtime, filename: str, path: str, options: argparse.Namespace) -> bool:
+    """Would the pack walk this file as a test file (the ``test`` of its
+    :class:`LintedFile`), judged without linting it: its role has rules,
+    and no ``# flake8: noqa`` line makes flake8 skip it. A support module
+    whose role has no rule is parsed: its ``TestCase`` classes make it a
+    test module. (Any other test file that does not parse counts here, where
+    ``check`` reports it, E999, instead.)"""
+    role = file_role(runtime, filename, path)
+    if role is Role.NOT_TEST:
+        return False
+    try:
+        processor = FileProcessor(filename, options)
+        if processor.should_ignore_file():
+            return False
+        if not runtime.engines[role].rule_classes:
+            role = file_role(runtime, filename, path, ast.parse("".join(processor.lines)))
+    except (OSError, UnicodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False  # unreadable or unparsable: check reports it (E902, E999), never counts it
+    return bool(runtime.engines[role].rule_classes)
 
 
 def flake8_arguments(

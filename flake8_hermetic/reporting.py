@@ -1,6 +1,6 @@
 """The output formats of ``flake8-hermetic check``: flake8's default lines
-(with flake8's colours, ``--show-source`` and ``--statistics``), GitHub
-Actions workflow commands, SARIF 2.1.0, and a JSON array.
+(with flake8's colours, ``--show-source`` and ``--statistics``), flake8's
+``pylint`` lines, GitHub Actions workflow commands, SARIF 2.1.0, and a JSON array.
 
 Rule help (SARIF's ``rules``) comes from the same pages as ``explain`` and
 ``docs/rules/``, so the three cannot drift apart.
@@ -16,13 +16,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flake8.formatting.default import COLORS, COLORS_OFF, Default
+from flake8.formatting.default import COLORS, COLORS_OFF, Default, Pylint
 
 from flake8_hermetic import __version__
 from flake8_hermetic.collect import Found
 from flake8_hermetic.testfiles import to_posix
 
-FORMATS = ("default", "github", "sarif", "json")
+FORMATS = ("default", "pylint", "github", "sarif", "json")
+#: ruff's name for flake8's default lines (``--output-format concise``)
+ALIASES = {"concise": "default"}
 HOME_PAGE = "https://github.com/flake8-hermetic/flake8-hermetic"
 DOCS_PAGE = HOME_PAGE + "/blob/main/docs/rules/{code}.md"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -69,20 +71,27 @@ def test_files(count: int) -> str:
     return f"{count} test file{'' if count == 1 else 's'}"
 
 
-def default(report: Report, *, color: bool = False, show_source: bool = False, statistics: bool = False) -> str:
+def default(report: Report, *, color: bool = False, show_source: bool = False, statistics: bool = False,
+            pylint: bool = False, summary: bool = True) -> str:
     """flake8's own line format (and colours, and ``--show-source``'s caret
-    line), then ``--statistics``, then the summary."""
+    line), or its ``pylint`` format (``path:line: [CODE] message``, no
+    colour), then ``--statistics``, then the summary (unless ``summary`` is
+    false: ``--quiet``)."""
     lines = []
+    line_format = Pylint.error_format if pylint else Default.error_format
+    colors = COLORS if color and not pylint else COLORS_OFF
     for found in report.findings():
-        lines.append(Default.error_format % {
+        lines.append(line_format % {
             "code": found.code, "text": found.message, "path": found.filename, "row": found.line,
-            "col": found.col, **(COLORS if color else COLORS_OFF),
+            "col": found.col, **colors,
         })
         if show_source and found.physical_line is not None:
             lines.append(source_lines(found))
     if statistics:
         lines.extend(statistics_lines(report.findings()))
-    return "\n".join([*lines, report.summary()]) + "\n"
+    if summary:
+        lines.append(report.summary())
+    return "".join(line + "\n" for line in lines)
 
 
 def source_lines(found: Found) -> str:
@@ -150,11 +159,11 @@ def _github_line(report: Report, found: Found) -> str:
     return f"::{command} file={_escape_property(to_posix(found.filename))},line={found.line},col={found.col},{title}"
 
 
-def github(report: Report) -> str:
+def github(report: Report, summary: bool = True) -> str:
     """GitHub Actions workflow commands (annotations on the diff): ``::error``
     for a new finding, ``::warning`` on the baseline's line for a stale entry."""
     lines = [_github_line(report, f) for f in report.findings()]
-    return "\n".join([*lines, report.summary()]) + "\n"
+    return "".join(line + "\n" for line in [*lines, *([report.summary()] if summary else [])])
 
 
 def _summary_of(page: str, fallback: str) -> str:

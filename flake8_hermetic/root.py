@@ -57,8 +57,23 @@ def project_root(config_path: str | None, pyproject: str | None, table: dict[str
     return os.path.abspath(".")
 
 
+def real_location(path: str) -> str:
+    """``path`` with the symlinks of its directory resolved (the file itself
+    may be absent, or a symlink of its own, judged by its writer)."""
+    absolute = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+
+
 def inside(path: str, root: str) -> bool:
-    """Is ``path`` (absolute) the directory ``root`` or under it?"""
+    """Is ``path`` (absolute) the directory ``root`` or under it, where it
+    really is? The directories on the way are resolved first: a committed
+    symlink ``ci -> ../elsewhere`` must not take ``ci/baseline.txt`` (its
+    lock and its temporary files) out of the project."""
+    return lexically_inside(real_location(path), os.path.realpath(root))
+
+
+def lexically_inside(path: str, root: str) -> bool:
+    """Is ``path`` under ``root``, comparing the two as written?"""
     try:
         relative = os.path.relpath(path, root)
     except ValueError:  # another drive on Windows

@@ -24,12 +24,16 @@ accepts ``--select=foo`` and then checks nothing).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from flake8.defaults import VALID_CODE_PREFIX
 from flake8.options.config import load_config
+from flake8.style_guide import Decision, DecisionEngine
 from flake8.utils import normalize_path, parse_comma_separated_list, parse_files_to_codes_mapping
 
 from flake8_hermetic.settings import (
@@ -40,6 +44,10 @@ from flake8_hermetic.settings import (
     read_pyproject_table,
 )
 
+PACK_PREFIX = "HRM"
+STALE = "HRM900"
+PROJECT_CODE = re.compile(r"^HRM8[0-9]{0,2}$")  # the project's pattern rules (HRM8nn)
+_LOOKALIKES = str.maketrans("OIL", "011")
 CODE_KEYS = ("select", "extend-select", "ignore", "extend-ignore")
 PATH_KEYS = ("exclude", "extend-exclude")
 PER_FILE_KEY = "per-file-ignores"
@@ -64,11 +72,48 @@ def _items(value: Any, where: Where, key: str, what: str) -> list[str]:
 def _codes(value: Any, where: Where, key: str) -> list[str]:
     codes = _items(value, where, key, "code")
     for code in codes:
-        if not VALID_CODE_PREFIX.match(code):
-            raise ConfigError(
-                f"{where()}: {key}: {code!r} is not an error code or prefix (like E501, W, HRM1)"
-            )
+        problem = code_problem(code)
+        if problem:
+            raise ConfigError(f"{where()}: {key}: {problem}")
     return codes
+
+
+def pack_codes() -> list[str]:
+    """Every code a selection may name of the pack: the rules', HRM900 and
+    the runtime guard's (a baseline's ``HRM6xx`` entries)."""
+    from flake8_hermetic.catalog import all_rules, runtime_codes
+
+    return sorted({*all_rules(), *runtime_codes(), STALE})
+
+
+def _suggestion(word: str, choices: Sequence[str]) -> str:
+    """`` (did you mean 'X'?)`` for the closest of ``choices``, or ''."""
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def code_problem(code: str, extra: Sequence[str] = ()) -> str:
+    """Why ``code`` cannot be a selector (``''``: it can). A selector of the
+    pack's (``HRM...``, any case) must be a prefix of one of its codes or of
+    ``extra`` (the project's pattern rules); ``HRM8`` and ``HRM8nn`` are the
+    project's own space and always accepted."""
+    hrm_like = code[:3].upper() == PACK_PREFIX
+    if not hrm_like:
+        if VALID_CODE_PREFIX.match(code):
+            return ""
+        return f"{code!r} is not an error code or prefix (like E501, W, HRM1)"
+    known = [*pack_codes(), *extra]
+    if VALID_CODE_PREFIX.match(code) and (
+        any(known_code.startswith(code) for known_code in known) or PROJECT_CODE.match(code)
+    ):
+        return ""
+    # the usual slips first: lower case, the letter O for a zero, I or l for a one
+    fixed = code.upper().translate(_LOOKALIKES)
+    if fixed != code and code_problem(fixed, extra) == "":
+        suggestion = f" (did you mean {fixed!r}?)"
+    else:
+        suggestion = _suggestion(code.upper(), [c for c in known if len(c) == len(code)] or known)
+    return f"{code!r} is not an error code of the pack (flake8-hermetic){suggestion}"
 
 
 def _relative(path: str, base: str) -> str:
@@ -192,3 +237,154 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     for key in FLAKE8_KEYS:
         metavar = "PATTERNS" if key in PATH_KEYS else "MAPPING" if key == PER_FILE_KEY else "CODES"
         group.add_argument(f"--{key}", dest=dest(key), metavar=metavar, help=helps[key])
+
+
+# -- the pack's own selection, in every entry point ------------------------------
+
+@dataclass(frozen=True)
+class PackSelection:
+    """The ``[tool.flake8-hermetic]`` table's selection keys, for the pack's
+    own codes only (a table's ``select = ["HRM"]`` does not turn pycodestyle
+    off). Read by the plugin wherever flake8 runs it; flake8's own options
+    filter on top."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    extend_ignore: tuple[str, ...] = ()
+    #: the table's ``per-file-ignores`` as flake8's mapping string, the pack's
+    #: codes only, patterns written as flake8 reads them from the working directory
+    per_file_ignores: str = ""
+
+    @property
+    def selectors(self) -> tuple[str, ...]:
+        return (*(self.select or ()), *self.extend_select)
+
+    @property
+    def ignores(self) -> tuple[str, ...]:
+        return (*self.ignore, *self.extend_ignore)
+
+    def engine(self) -> DecisionEngine:
+        """flake8's decision engine over the table's keys alone: no ``select``
+        keeps every code of the pack."""
+        return DecisionEngine(argparse.Namespace(
+            select=list(self.select) if self.select is not None else None,
+            extend_select=list(self.extend_select),
+            ignore=list(self.ignore),
+            extend_ignore=list(self.extend_ignore),
+            extended_default_select=[PACK_PREFIX],
+            extended_default_ignore=[],
+        ))
+
+
+def table_selection(table: dict[str, Any], pyproject: str | None) -> PackSelection:
+    """The table's selection keys, checked (one line naming ``FILE:LINE``)."""
+    if not table or pyproject is None:
+        return PackSelection()
+
+    def where(key: str) -> Where:
+        return lambda: _table_line(pyproject, key)
+
+    def codes(key: str) -> tuple[str, ...]:
+        return tuple(_codes(table[key], where(key), key)) if key in table else ()
+
+    per_file = ""
+    if PER_FILE_KEY in table:
+        text = _per_file(table[PER_FILE_KEY], where(PER_FILE_KEY), PER_FILE_KEY, os.path.dirname(pyproject))
+        ours = [(glob, [c for c in group if c.startswith(PACK_PREFIX)])
+                for glob, group in parse_files_to_codes_mapping(text)]
+        per_file = " ".join(f"{glob}:{','.join(group)}" for glob, group in ours if group)
+    return PackSelection(
+        select=codes("select") if "select" in table else None,
+        extend_select=codes("extend-select"),
+        ignore=codes("ignore"),
+        extend_ignore=codes("extend-ignore"),
+        per_file_ignores=per_file,
+    )
+
+
+def _option_codes(options: argparse.Namespace) -> dict[str, list[str]]:
+    """The codes flake8's own selection options name, by key."""
+    found = {key: list(getattr(options, dest(key), None) or ()) for key in CODE_KEYS}
+    per_file = getattr(options, "per_file_ignores", "") or ""
+    try:
+        found[PER_FILE_KEY] = [code for _, group in parse_files_to_codes_mapping(per_file) for code in group]
+    except Exception:  # flake8 reports its own malformed mapping
+        found[PER_FILE_KEY] = []
+    return found
+
+
+def check_option_codes(options: argparse.Namespace, config_path: str | None, extra: Sequence[str] = ()) -> None:
+    """flake8 accepts ``--select=HRM1O5`` and then matches nothing: a code
+    of the pack's form that is none of its codes is refused here, with the
+    flake8 config's ``FILE:LINE`` when it comes from there."""
+    for key, codes in _option_codes(options).items():
+        for code in codes:
+            if code[:3].upper() != PACK_PREFIX:
+                continue  # another plugin's (flake8 itself checks the form of config values)
+            problem = code_problem(code, extra)
+            if problem:
+                raise ConfigError(f"{_option_source(config_path, key, code)}: {key}: {problem}")
+
+
+def _option_source(config_path: str | None, key: str, code: str) -> str:
+    """``FILE:LINE`` of the flake8 config line whose ``key`` names ``code``, else "command line"."""
+    if config_path and os.path.isfile(config_path):
+        pattern = re.compile(r"^\s*" + "[-_]".join(map(re.escape, key.split("-"))) + r"\s*[=:]", re.IGNORECASE)
+        with open(config_path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+        for number, line in enumerate(lines, 1):
+            if not pattern.match(line):
+                continue
+            # the value, with its continuation lines
+            value = [line.partition("=")[2] if "=" in line else line.partition(":")[2]]
+            for more in lines[number:]:
+                if not more[:1].isspace():
+                    break
+                value.append(more)
+            if code in re.split(r"[\s,:]+", " ".join(value)):
+                return f"{config_path}:{number}"
+    return "command line"
+
+
+def named(code: str, selectors: Sequence[str]) -> bool:
+    """Does a select or extend-select name ``code``: its code, or a prefix of
+    it from ``HRM`` on (``H`` alone is no one's choice of an opinionated rule)?"""
+    return any(len(selector) >= len(PACK_PREFIX) and code.startswith(selector) for selector in selectors)
+
+
+def selectors_of(options: argparse.Namespace, table: PackSelection) -> tuple[str, ...]:
+    """Every select and extend-select: flake8's (command line, flake8 config) and the table's."""
+    return (*(options.select or ()), *(getattr(options, "extend_select", None) or ()), *table.selectors)
+
+
+def pack_enabled(
+    options: argparse.Namespace, table: PackSelection, codes: Sequence[str], off: Sequence[str] = (),
+) -> frozenset[str]:
+    """The codes of ``codes`` the pack runs: the table's selection keeps
+    them, flake8's own (its decision engine, as it will filter the output)
+    keeps them, and one of ``off`` (the off-by-default rules) also needs a
+    select or extend-select that names it, wherever that is written: an
+    ``ignore =`` list (which replaces flake8's default one) never turns it
+    on, as flake8-bugbear keeps its B9 codes off."""
+    flake8_engine = DecisionEngine(options)
+    table_engine = table.engine()
+    selectors = selectors_of(options, table)
+    off_set = set(off)
+    return frozenset(
+        code for code in codes
+        if table_engine.decision_for(code) is Decision.Selected
+        and flake8_engine.decision_for(code) is Decision.Selected
+        and (code not in off_set or named(code, selectors))
+    )
+
+
+def stale_follows(options: argparse.Namespace, table: PackSelection, enabled: Sequence[str] | frozenset[str]) -> bool:
+    """HRM900 runs wherever a rule of the pack runs, whatever the selection's
+    spelling (``select = HRM1`` leaves out ``HRM9``), unless an ignore names
+    it (``HRM9``, ``HRM90``, ``HRM900``): a broad ``ignore = HRM`` that a
+    select overrides for some rules does not."""
+    if not enabled:
+        return False
+    ignores = (*(options.ignore or ()), *(getattr(options, "extend_ignore", None) or ()), *table.ignores)
+    return not any(len(ignore) > len(PACK_PREFIX) and STALE.startswith(ignore) for ignore in ignores)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import configparser
+import difflib
 import os
 import re
 import sys
@@ -148,6 +149,12 @@ class Settings:
     configured: bool = False
     #: the values of the options the rules declare, by name; one left out has its default
     rule_options: dict[str, Any] = field(default_factory=dict, hash=False)
+    #: the ``[tool.flake8-hermetic]`` table read ({} when none) and its file: the
+    #: plugin takes its selection keys from it (:mod:`flake8_hermetic.selection`)
+    table: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    pyproject: str | None = None
+    #: the flake8 config flake8 used for this run, if any
+    config_path: str | None = None
 
     def option(self, name: str) -> Any:
         """The value of the rule option ``name`` (as its ``convert`` made it)."""
@@ -322,7 +329,12 @@ def _as_flag(value: Any, where: Callable[[], str], spec: OptionSpec) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in configparser.RawConfigParser.BOOLEAN_STATES:
         return configparser.RawConfigParser.BOOLEAN_STATES[value.strip().lower()]
-    raise ConfigError(f"{where()}: {spec.name}: expected true or false, got {value!r}")
+    close = difflib.get_close_matches(value.strip().lower(), FLAG_WORDS, n=1) if isinstance(value, str) else []
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ConfigError(f"{where()}: {spec.name}: expected true or false, got {value!r}{hint}")
+
+
+FLAG_WORDS = ("true", "false", "yes", "no", "on", "off")
 
 
 def _as_path(value: Any, where: Callable[[], str], spec: OptionSpec, base: str, written: Any = None) -> str:
@@ -351,13 +363,14 @@ _VALIDATORS: dict[str, Callable[[Any, Callable[[], str], OptionSpec], Any]] = {
 
 def _check_table_keys(table: dict[str, Any], pyproject: str | None, specs: Sequence[OptionSpec]) -> None:
     known = {spec.name for spec in specs} | {"hermetic-" + spec.name for spec in specs} | set(FLAKE8_KEYS)
+    names = [*(spec.name for spec in specs), *FLAKE8_KEYS]
     for key in table:
         if key not in known:
             assert pyproject is not None
-            raise ConfigError(
-                f"{_table_line(pyproject, key)}: [tool.{PYPROJECT_TABLE}]: unknown key {key!r} "
-                f"(known: {', '.join([*(spec.name for spec in specs), *FLAKE8_KEYS])})"
-            )
+            # extend_select, test_files: flake8's config spelling of a key
+            close = difflib.get_close_matches(str(key).replace("_", "-").lower(), names, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(names)}"
+            raise ConfigError(f"{_table_line(pyproject, key)}: [tool.{PYPROJECT_TABLE}]: unknown key {key!r} ({hint})")
 
 
 @dataclass(frozen=True)
@@ -435,6 +448,9 @@ def resolve(options: argparse.Namespace, enabled: frozenset[str]) -> Settings:
         test_files_source=test_files_at() if test_files_at is not None else "the command line",
         configured=bool(table) or configures_pack(config_path) or os.path.isfile(baseline_path or ""),
         rule_options={spec.name: spec.value(values[spec.name]) for spec in rule_options()},
+        table=table,
+        pyproject=pyproject,
+        config_path=config_path,
     )
 
 

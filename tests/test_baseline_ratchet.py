@@ -130,15 +130,18 @@ RUNTIME = [
 ]
 
 
-def test_regenerate_and_prune_leave_runtime_entries_alone() -> None:
+def test_regenerate_and_prune_leave_runtime_entries_alone_unless_their_file_is_gone() -> None:
     old = baseline(*RUNTIME, "tests/a.py::test_x\tHRM105\tos.chdir(d)", "tests/gone.py::test_z\tHRM105\tos.chdir(d)")
     current = {"tests/a.py": linted(codes=ENABLED | {"HRM604", "HRM611"})}  # even if a run claimed those codes
 
     def exists(path: str) -> bool:
         return path != "tests/gone.py"
 
-    assert rendered(ratchet.regenerate(old, current, exists)) == sorted(RUNTIME)
+    # a deleted test file's runtime entries go too: none of its tests runs again (issue 27)
+    assert rendered(ratchet.regenerate(old, current, exists)) == RUNTIME[:1]
     kept, dropped = ratchet.prune(old, current, exists)
-    assert rendered(kept) == RUNTIME
-    assert [entry.code for entry, _ in dropped] == ["HRM105", "HRM105"]
+    assert rendered(kept) == RUNTIME[:1]
+    assert [(entry.path, entry.code) for entry, _ in dropped] == [
+        ("tests/gone.py", "HRM611"), ("tests/a.py", "HRM105"), ("tests/gone.py", "HRM105"),
+    ]
     assert all(stale == [] for _, stale in ratchet.judge(baseline(*RUNTIME), current).values())

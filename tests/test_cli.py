@@ -212,10 +212,10 @@ def test_prune_drops_stale_and_missing_file_entries_never_adds(project: Path) ->
     check = hermetic(["baseline", "prune", "--check"], cwd=project)
     assert check.returncode == 1
     assert check.stdout.splitlines() == [
-        "hermetic-baseline.txt:7: would remove "
-        "'tests/test_legacy.py::test_build\\tHRM105\\tos.chdir(tmp_path)': stale (matches no violation)",
-        "hermetic-baseline.txt:9: would remove "
-        "'tests/test_deleted.py::test_z\\tHRM105\\tos.chdir(d)': tests/test_deleted.py does not exist",
+        "hermetic-baseline.txt:7: stale (matches no violation); would remove: "
+        "tests/test_legacy.py::test_build\tHRM105\tos.chdir(tmp_path)",
+        "hermetic-baseline.txt:9: tests/test_deleted.py does not exist; would remove: "
+        "tests/test_deleted.py::test_z\tHRM105\tos.chdir(d)",
     ]
     assert baseline_file(project).read_bytes() == before
 

@@ -55,9 +55,9 @@ def test_the_summary_says_how_many_test_files_were_linted(project: Path) -> None
     assert (result.returncode, result.stdout) == (0, "3 test files, 0 new, 1 baselined, 0 stale\n")
     one = pack(["check", "tests/test_app.py"], cwd=project)
     assert one.stdout == "1 test file, 0 new, 1 baselined, 0 stale\n"
-    # prune judges only the files the baseline names
+    # prune judges only the files the baseline names, and counts the test files as check does
     assert pack(["baseline", "prune"], cwd=project).stdout.splitlines()[-1] == (
-        "hermetic-baseline.txt: 1 entries; 1 test file linted"
+        "hermetic-baseline.txt: 1 entries; 3 test files, 1 linted: those the baseline names"
     )
 
 
@@ -140,7 +140,8 @@ def test_baseline_check_fails_on_entries_of_files_it_did_not_lint(project: Path)
 def test_baseline_check_counts_what_it_judged(project: Path) -> None:
     result = pack(["baseline", "check"], cwd=project)
     assert (result.returncode, result.stdout) == (
-        0, "hermetic-baseline.txt: 1 entries, 1 judged, all current (1 test file linted)\n"
+        0, "hermetic-baseline.txt: 1 entries, 1 judged, all current "
+           "(3 test files, 1 linted: those the baseline names)\n"
     )
 
 
@@ -161,7 +162,8 @@ def test_a_baseline_naming_no_existing_file_leaves_nothing_to_lint(project: Path
     (project / "hermetic-baseline.txt").write_text("", encoding="utf-8")
     empty = pack(["baseline", "check"], cwd=project)
     assert (empty.returncode, empty.stdout) == (
-        0, "hermetic-baseline.txt: 0 entries, 0 judged, all current (0 test files linted)\n"
+        0, "hermetic-baseline.txt: 0 entries, 0 judged, all current "
+           "(3 test files, 0 linted: those the baseline names)\n"
     )
 
 

@@ -108,11 +108,13 @@ def test_prune_exit_nonzero_on_fix_prunes_then_passes(project: Path) -> None:
     write_tree(project, {"tests/test_app.py": LEAKY.replace('Path("/tmp/known.txt")', '(tmp_path / "k.txt")')})
     fixing = hermetic(["baseline", "prune", "--exit-nonzero-on-fix"], cwd=project)
     assert fixing.returncode == 1
-    assert fixing.stdout.splitlines()[0].startswith("hermetic-baseline.txt:3: removed ")
+    assert fixing.stdout.splitlines()[0].startswith("hermetic-baseline.txt:3: stale (matches no violation); removed: ")
     assert baseline_text(project) == HEADER.rstrip("\n") + "\n"
     again = hermetic(["baseline", "prune", "--exit-nonzero-on-fix"], cwd=project)
     assert again.returncode == 0
-    assert again.stdout.splitlines()[-1] == "hermetic-baseline.txt: 0 entries; 0 test files linted"
+    assert again.stdout.splitlines()[-1] == (
+        "hermetic-baseline.txt: 0 entries; 1 test file, 0 linted: those the baseline names"
+    )
     # plain prune keeps exit 0 when it removes
     (project / "hermetic-baseline.txt").write_text(HEADER + KNOWN + "\n", encoding="utf-8")
     assert hermetic(["baseline", "prune"], cwd=project).returncode == 0

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from flake8_hermetic.root import inside, lexically_inside, real_location
 from flake8_hermetic.safeio import kind_of, read_regular
 from flake8_hermetic.testfiles import to_posix
 
@@ -177,6 +178,75 @@ def unescape_path(field: str) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
+# -- the fields a program fills (the guard's node ids and findings) ----------
+#
+# A parametrize id, an environment variable's name or a file's name may hold
+# what a line cannot: a TAB, a line break, a byte that is not UTF-8 (read as
+# a lone surrogate), "::::" (an empty node id part). The guard writes such a
+# scope or what with backslash escapes (\t, \n, \xff, \u2028), the same
+# text on every run, so it matches itself; ordinary text is written as it is.
+
+_NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def line_safe(text: str) -> str:
+    """``text`` with every character a line cannot hold (see above) escaped."""
+    if text.isprintable():
+        return text
+    chars = []
+    for char in text:
+        code = ord(char)
+        if char.isprintable():
+            chars.append(char)
+        elif char in _NAMED_ESCAPES:
+            chars.append(_NAMED_ESCAPES[char])
+        elif 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            chars.append(f"\\x{code - 0xDC00:02x}")
+        elif code <= 0xFF:
+            chars.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            chars.append(f"\\u{code:04x}")
+        else:
+            chars.append(f"\\U{code:08x}")
+    return "".join(chars)
+
+
+def safe_what(what: str) -> str:
+    """A what field that reads back as itself: escaped, never blank, never ``*`` by accident."""
+    safe = line_safe(what)
+    if safe == ANY:
+        return "\\x2a"
+    return safe if safe.strip() else repr(safe)
+
+
+def safe_scope(scope: str) -> str:
+    """A node id's part after the path that reads back as itself: escaped,
+    and with the colons of a parametrize id escaped when it holds an empty
+    ``::`` part (``test_x[a::::b]``)."""
+    safe = line_safe(scope)
+    if not safe or all(part.strip() for part in safe.split("::")):
+        return safe
+    bracket = safe.find("[")
+    safe = safe[:bracket] + safe[bracket:].replace(":", "\\x3a") if bracket >= 0 else safe.replace(":", "\\x3a")
+    if not all(part.strip() for part in safe.split("::")):
+        safe = safe.replace(":", "\\x3a")
+    return safe if safe.strip() else repr(safe)
+
+
+def writable_entry(path: str, scope: str, code: str, what: str) -> Entry:
+    """The entry a program writes for a finding, escaped so that it parses
+    back to itself; ``ValueError(reason)`` for a path no entry can have (one
+    that leaves the project root, absolute, not normalised)."""
+    problem = _check_unescaped(path) if path else "empty path"
+    if problem:
+        raise ValueError(problem)
+    entry = Entry(path, safe_scope(scope), code, safe_what(what))
+    again = _parse_line(entry.render())  # ValueError: a field this module cannot write
+    if (again.path, again.scope, again.code, again.what) != (entry.path, entry.scope, entry.code, entry.what):
+        raise ValueError(f"{entry.render()!r} would read back as {again.render()!r}")
+    return entry
+
+
 def _check_path(raw: str) -> tuple[str, str | None]:
     """The path the field ``raw`` names, and why it is not a valid baseline path (or None)."""
     if not raw:
@@ -244,7 +314,8 @@ def parse_all(text: str, path: str) -> tuple[Baseline, list[BaselineError]]:
         if line.startswith(CONFLICT_MARKERS):
             problems.append(BaselineError(
                 path, number,
-                "merge-conflict marker; resolve the conflict, then run 'flake8-hermetic baseline regenerate'",
+                "merge-conflict marker; keep both sides' lines, delete the markers, "
+                "then run 'flake8-hermetic baseline prune'",
             ))
             in_header = False
             continue
@@ -360,12 +431,21 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
-def write_target(path: str, root: str) -> str:
+def write_target(path: str, root: str | None) -> str:
     """The file a write to the baseline at ``path`` may replace: ``path``
     itself when it is a regular file or absent; a symlink's target when that
     is inside the project ``root`` (and a regular file or absent). Anything
     else (``/dev/null``, a FIFO, a directory, a link out of the project) is
-    refused: ``os.replace`` would put a regular file in its place."""
+    refused: ``os.replace`` would put a regular file in its place. A path
+    inside the project whose directory is a symlink out of it (``ci ->
+    ../elsewhere``) is refused too: the file, its lock and its temporary
+    files would all land outside. ``root`` None (a report the user named on
+    the command line): a symlink is followed wherever it leads."""
+    if root is not None and lexically_inside(os.path.abspath(path), os.path.abspath(root)) \
+            and not inside(path, root):
+        real = real_location(path)
+        raise BaselineError(path, 1, f"is really {real} (a symlinked directory), outside the project "
+                                     f"({os.path.realpath(root)}); refusing to write there")
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
@@ -375,15 +455,17 @@ def write_target(path: str, root: str) -> str:
     target = path
     if stat.S_ISLNK(mode):
         target = os.path.realpath(path)
-        real_root = os.path.realpath(root)
-        if os.path.commonpath([real_root, target]) != real_root:
+        if root is not None and not lexically_inside(target, os.path.realpath(root)):
             raise BaselineError(
-                path, 1, f"is a symlink to {target}, outside the project ({real_root}); refusing to write through it"
+                path, 1, f"is a symlink to {target}, outside the project ({os.path.realpath(root)}); "
+                         "refusing to write through it"
             )
         try:
             mode = os.stat(target).st_mode
         except FileNotFoundError:
             return target
+        except OSError as exc:
+            raise BaselineError(path, 1, f"cannot write: {exc.strerror}") from None
     if not stat.S_ISREG(mode):
         raise BaselineError(path, 1, f"is {kind_of(mode)}, not a regular file; refusing to replace it")
     return target

@@ -15,7 +15,7 @@ rule that is not enabled in this run leaves its entries alone.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Sequence
 from typing import TypeVar
 
@@ -76,3 +76,29 @@ def match(
             leftover = []
         new.extend(leftover)
     return new, stale
+
+
+def covers(
+    entries: Sequence[Entry],
+    violations: Sequence[V],
+    key: Callable[[V], tuple[str, str]],
+    what: Callable[[V], str],
+) -> bool:
+    """Does every entry find a violation of its own with its exact text (a
+    ``*`` entry: any violation of its group)? No loose pass: this is how a
+    file git knows nothing about is recognised as a moved one, by the same
+    debt, never by an edited one."""
+    if not entries:
+        return False
+    left = Counter((*key(violation), what(violation)) for violation in violations)
+    groups = {key(violation) for violation in violations}
+    for entry in entries:
+        if entry.is_any:
+            if (entry.scope, entry.code) not in groups:
+                return False
+            continue
+        line = (entry.scope, entry.code, entry.what)
+        if left[line] <= 0:
+            return False
+        left[line] -= 1
+    return True

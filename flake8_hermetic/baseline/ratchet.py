@@ -5,9 +5,15 @@ its baseline path) to its violations and the codes that ran on it. Files
 that were not judged keep their entries, so a run on a few paths never
 loses the others; entries of codes that did not run on a file are kept
 too (an off-by-default rule, a pattern rule whose globs skip the file), as
-the plugin never judges them. Entries whose file is gone are dropped by
-``regenerate`` and ``prune`` alike. Runtime entries (``HRM6xx``) belong to
-the runtime guard: these commands keep them as they are, always.
+the plugin never judges them. Runtime entries (``HRM6xx``) belong to the
+runtime guard: these commands never judge them. Entries whose file is gone
+are dropped by ``regenerate`` and ``prune`` alike, static and runtime: no
+test of a deleted file can run again.
+
+A renamed test file carries its entries (:func:`move`): the commands learn
+the renames from git (:func:`flake8_hermetic.baseline.history.working_changes`)
+or, for a file git does not know, pair a file gone from the baseline with a
+new one that has exactly its findings (:func:`pair_by_findings`).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Generic, Protocol, TypeVar
 
 from flake8_hermetic.baseline.format import ANY, Baseline, Entry, is_runtime
-from flake8_hermetic.baseline.matching import match
+from flake8_hermetic.baseline.matching import covers, match
 
 # The what text of a violation whose source text could not be recovered:
 # an empty field would make the file unreadable.
@@ -81,7 +87,7 @@ def regenerate(baseline: Baseline, current: Mapping[str, Judged[F]], exists: Cal
     stays and accepts them all."""
     kept = [
         entry for entry in baseline.entries
-        if is_runtime(entry.code) or (not is_judged(entry, current) and exists(entry.path))
+        if exists(entry.path) and (is_runtime(entry.code) or not is_judged(entry, current))
     ]
     stars = {
         (entry.path, entry.scope, entry.code)
@@ -138,21 +144,80 @@ def prune(
     baseline: Baseline, current: Mapping[str, Judged[F]], exists: Callable[[str], bool]
 ) -> tuple[list[Entry], list[tuple[Entry, str]]]:
     """The entries a prune keeps, and those it drops with the reason: stale
-    ones, and those of files that are gone. Nothing is added or rewritten."""
+    ones, and those of files that are gone (runtime entries included).
+    Nothing is added or rewritten."""
     # by identity: of two identical lines, the one match() left over goes
     stale = {id(entry) for _, entries in judge(baseline, current).values() for entry in entries}
     kept: list[Entry] = []
     dropped: list[tuple[Entry, str]] = []
     for entry in baseline.entries:
-        if is_runtime(entry.code):
-            kept.append(entry)
-        elif not exists(entry.path):
+        if not exists(entry.path):  # runtime entries too: no test of a deleted file runs again
             dropped.append((entry, f"{entry.path} does not exist"))
+        elif is_runtime(entry.code):
+            kept.append(entry)
         elif id(entry) in stale:
             dropped.append((entry, "stale (matches no violation)"))
         else:
             kept.append(entry)
     return kept, dropped
+
+
+# -- a renamed test file carries its entries --------------------------------------
+
+@dataclass(frozen=True)
+class Move:
+    """The entries of ``old`` (a file gone from the disk) now belong to ``new``."""
+
+    old: str
+    new: str
+    #: how the rename was learnt: "git" (its rename detection) or "findings" (the same findings)
+    by: str
+
+
+def gone_files(baseline: Baseline, exists: Callable[[str], bool]) -> list[str]:
+    """The files the baseline names that do not exist (any more)."""
+    return sorted(path for path in baseline.by_file() if not exists(path))
+
+
+def pair_by_findings(
+    baseline: Baseline, current: Mapping[str, Judged[F]], gone: Iterable[str], candidates: Iterable[str],
+) -> list[Move]:
+    """Gone files paired with the judged ``candidates`` that have their findings.
+
+    A gone file pairs with a candidate the baseline has no entry for when
+    every static entry of the gone file finds its violation there, exactly
+    (the same node id, code and text; a ``*`` entry: any of its group), with
+    its code run on the candidate. Only one-to-one pairs count: two gone
+    files that fit one candidate, or two candidates for one file, pair
+    nothing (their entries go, their violations are new).
+    """
+    files = baseline.by_file()
+    fitting: dict[str, list[str]] = {}
+    options = [path for path in candidates if path in current and path not in files]
+    for old in gone:
+        static = [entry for entry in files.get(old, []) if not is_runtime(entry.code)]
+        if not static:
+            continue  # nothing to recognise it by
+        fitting[old] = [
+            new for new in options
+            if all(entry.code in current[new].codes for entry in static)
+            and covers(static, current[new].findings, key=_key, what=_what)
+        ]
+    claims = Counter(new for news in fitting.values() for new in news)
+    return [
+        Move(old, news[0], "findings")
+        for old, news in sorted(fitting.items()) if len(news) == 1 and claims[news[0]] == 1
+    ]
+
+
+def move(baseline: Baseline, moves: Iterable[Move]) -> Baseline:
+    """The baseline with each moved file's entries (static and runtime) under
+    its new path; their line numbers and comments stay theirs."""
+    to = {step.old: step.new for step in moves}
+    if not to:
+        return baseline
+    entries = [replace(entry, path=to[entry.path]) if entry.path in to else entry for entry in baseline.entries]
+    return Baseline(baseline.path, list(baseline.header), entries, list(baseline.footer))
 
 
 def changes(old: Iterable[Entry], new: Iterable[Entry]) -> dict[str, tuple[int, int]]:

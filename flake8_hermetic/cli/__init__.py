@@ -1,6 +1,7 @@
 """The ``flake8-hermetic`` command line.
 
-    flake8-hermetic check [PATH ...] [--format default|github|sarif]
+    flake8-hermetic check [PATH ...] [--format default|pylint|github|sarif|json] [-o FILE] [-q]
+    flake8-hermetic check --stdin-display-name PATH -     (a buffer on stdin, as that file)
     flake8-hermetic baseline regenerate [PATH ...] [--allow-growth]
     flake8-hermetic baseline prune [PATH ...] [--check | --exit-nonzero-on-fix]
     flake8-hermetic baseline check [PATH ...]

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from flake8.utils import fnmatch
 
 from flake8_hermetic.baseline import charts, history, ratchet
 from flake8_hermetic.baseline.format import (
-    NEW_FILE_HEADER, Baseline, load, parse, parse_all, read_text, write_atomic, write_target,
+    NEW_FILE_HEADER, Baseline, Entry, is_runtime, load, parse, parse_all, read_text, write_atomic, write_target,
 )
 from flake8_hermetic.cli import common
+from flake8_hermetic.collect import Found, Scan
+from flake8_hermetic.reporting import test_files
 
 DEFAULT_TOP = 10  # files in the default view of stats
 HISTORY_LIMIT = 50
@@ -20,6 +27,116 @@ HISTORY_LIMIT = 50
 def _read(shown: str) -> tuple[str | None, Baseline]:
     existing = read_text(shown)
     return existing, Baseline(shown) if existing is None else parse(existing, shown)
+
+
+# -- a renamed test file carries its entries ----------------------------------------
+
+@dataclass(frozen=True)
+class Renames:
+    """Where the files a baseline names but the disk no longer has went:
+    what git knows (None: no repository, or no git), read once per command."""
+
+    gone: Sequence[str]
+    changes: history.Changes | None
+
+    def git_moves(self, exists: Any) -> list[ratchet.Move]:
+        renames = self.changes.renames if self.changes is not None else {}
+        return [ratchet.Move(old, renames[old], "git") for old in self.gone if old in renames
+                and exists(renames[old])]
+
+    def candidates(self, current: Mapping[str, Any]) -> list[str]:
+        """The linted files a gone one may have become: those git calls new,
+        or without git every linted file."""
+        added = self.changes.added if self.changes is not None else None
+        return sorted(current if added is None else added.intersection(current))
+
+
+def find_renames(result: Scan, baseline: Baseline) -> Renames:
+    """The baseline's gone files and, if there are any, what git says of them."""
+    gone = ratchet.gone_files(baseline, common.exists_under(result.root))
+    if not gone:
+        return Renames((), None)
+    return Renames(gone, history.working_changes(result.root, result.baseline_path))
+
+
+def follow_renames(
+    result: Scan, baseline: Baseline, current: Mapping[str, ratchet.Judged[Found]], renames: Renames | None = None,
+) -> tuple[Baseline, list[ratchet.Move]]:
+    """``baseline`` with the entries of each renamed test file under its new
+    path, and the moves: git's renames first, then, for a gone file git
+    does not account for, a new linted file with exactly its findings."""
+    if renames is None:
+        renames = find_renames(result, baseline)
+    if not renames.gone:
+        return baseline, []
+    moves = renames.git_moves(common.exists_under(result.root))
+    moved = ratchet.move(baseline, moves)
+    left = [path for path in renames.gone if path not in {step.old for step in moves}]
+    if left:
+        paired = ratchet.pair_by_findings(moved, current, left, renames.candidates(current))
+        moves += paired
+        moved = ratchet.move(moved, paired)
+    return moved, sorted(moves, key=lambda step: step.old)
+
+
+def _narrow(result: Scan, baseline: Baseline, renames: Renames, args: argparse.Namespace) -> bool:
+    """With no PATH typed, lint only the existing files the baseline's static
+    entries name (nothing else can make an entry stale), and the files a
+    gone one may have become: git's renames and new files, or, without git,
+    the whole project (then True: that run may find no test file at all)."""
+    if getattr(args, "paths", None):
+        return False
+    exists = common.exists_under(result.root)
+    files = {entry.path for entry in baseline.entries if not is_runtime(entry.code) and exists(entry.path)}
+    files.update(step.new for step in renames.git_moves(exists))
+    explained = {step.old for step in renames.git_moves(exists)}
+    unexplained = [
+        path for path in renames.gone if path not in explained
+        and any(entry.path == path and not is_runtime(entry.code) for entry in baseline.entries)
+    ]
+    if unexplained:
+        added = renames.changes.added if renames.changes is not None else None
+        if added is None:
+            return True  # where did it go? only a look at every test file can tell
+        patterns = result.options.filename
+        files.update(path for path in added if exists(path) and fnmatch(path, patterns))
+    result.narrow_to([common.shown(os.path.join(result.root, path)) for path in sorted(files)])
+    return False
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
+def _how(step: ratchet.Move) -> str:
+    return "a git rename" if step.by == "git" else "the same findings under a new path"
+
+
+def _print_moves(shown: str, moves: Sequence[ratchet.Move], baseline: Baseline, verb: str) -> None:
+    for step in moves:
+        entries = [entry for entry in baseline.entries if entry.path == step.old]
+        print(f"{shown}:{entries[0].line}: {verb} {_entries(len(entries))} of {step.old} to {step.new} "
+              f"({_how(step)})")
+
+
+def _print_changes(old: Sequence[Entry], new: Sequence[Entry], moved: bool) -> None:
+    """Per code, what changed besides the moves (nothing else: no line, after a move)."""
+    if moved and not ratchet.changes(old, new):
+        return
+    common.print_changes(old, new)
+
+
+def _covered(result: Scan) -> str:
+    """What the run linted, counted as ``check`` counts the test files."""
+    total = result.test_files_in_paths() if result.narrowed else result.test_files
+    if total == result.test_files:
+        return common.covered(result)
+    return f"{test_files(total)}, {result.test_files} linted: those the baseline names"
+
+
+def _field_view(entry: Entry) -> str:
+    """An entry as its line in the file: the fields TAB-separated."""
+    return entry.render()
 
 
 def command_regenerate(args: argparse.Namespace) -> int:
@@ -35,11 +152,13 @@ def command_regenerate(args: argparse.Namespace) -> int:
     with common.baseline_lock(target):
         # read again under the lock: another run may have written it meanwhile
         existing, old = _read(shown)
+        # a renamed test file's entries are its debt, under its new name: no growth
+        moved, moves = follow_renames(result, old, current)
         # Growth is the explicit act: an existing baseline only shrinks unless told.
         # Creating the file is the adoption itself, so it needs no flag.
         adopting = existing is None
         if not adopting and not args.allow_growth:
-            grown = [f for new, _ in ratchet.judge(old, current).values() for f in new]
+            grown = [f for new, _ in ratchet.judge(moved, current).values() for f in new]
             if grown:
                 for found in sorted(grown, key=lambda f: (f.filename, f.line, f.col)):
                     print(f"{found.filename}:{found.line}:{found.col}: {found.text}")
@@ -49,12 +168,13 @@ def command_regenerate(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 1
-        entries = ratchet.regenerate(old, current, common.exists_under(result.root))
-        entries, lost = ratchet.carry_comments(old.entries, entries)
+        entries = ratchet.regenerate(moved, current, common.exists_under(result.root))
+        entries, lost = ratchet.carry_comments(moved.entries, entries)
         header = old.header if existing is not None else list(NEW_FILE_HEADER)
         wrote = common.write_baseline(target, header, entries, old.footer)
+    _print_moves(shown, moves, old, "moved")
     common.print_lost_comments(shown, lost)
-    common.print_changes(old.entries, entries)
+    _print_changes(moved.entries, entries, bool(moves))
     if adopting:
         print(f"{shown}: {len(entries)} entries (new file: commit it; from now on it only shrinks"
               f" unless regenerate is given --allow-growth); {common.covered(result)}")
@@ -67,47 +187,59 @@ def command_prune(args: argparse.Namespace) -> int:
     result = common.prepare_scan(args)
     shown = common.shown(result.baseline_path)
     target = write_target(shown, result.settings.config_dir) if not args.check else None
-    common.narrow_to_baseline(result, load(shown).entries, args)
+    first = load(shown)
+    renames = find_renames(result, first)
+    whole = _narrow(result, first, renames, args)
     result.run()
-    common.require_test_files(result)
+    if not whole:  # else the project was read to find where a gone file went: judged as it is
+        common.require_test_files(result)
     judged = common.judged(result, False)
     with common.baseline_lock(target) if target is not None else contextlib.nullcontext():
         old = load(shown)  # again, under the lock
-        kept, removed = ratchet.prune(old, judged, common.exists_under(result.root))
+        moved, moves = follow_renames(result, old, judged, renames if old.entries == first.entries else None)
+        kept, removed = ratchet.prune(moved, judged, common.exists_under(result.root))
+        _print_moves(shown, moves, old, "would move" if args.check else "moved")
         for entry, reason in removed:
             verb = "would remove" if args.check else "removed"
-            print(f"{shown}:{entry.line}: {verb} {entry.render()!r}: {reason}")
+            print(f"{shown}:{entry.line}: {reason}; {verb}: {_field_view(entry)}")
         if args.check:
-            return 1 if removed else 0
-        if removed:
-            common.write_baseline(target, old.header, kept, old.footer)  # type: ignore[arg-type]
+            return 1 if removed or moves else 0
+        assert target is not None
+        wrote = bool(removed or moves) and common.write_baseline(target, old.header, kept, old.footer)
     common.print_lost_comments(shown, [entry for entry, _ in removed])
-    common.print_changes(old.entries, kept)
-    print(f"{shown}: {len(kept)} entries; {common.covered(result)}")
+    _print_changes(moved.entries, kept, bool(moves))
+    print(f"{shown}: {len(kept)} entries; {_covered(result)}")
     # as a fixing hook: the file changed, so the commit must be retried with it staged
-    return 1 if removed and args.exit_nonzero_on_fix else 0
+    return 1 if wrote and args.exit_nonzero_on_fix else 0
 
 
 def command_baseline_check(args: argparse.Namespace) -> int:
     result = common.prepare_scan(args)
     shown = common.shown(result.baseline_path)
     baseline, malformed = parse_all(read_text(shown) or "", shown)
-    common.narrow_to_baseline(result, baseline.entries, args)
+    renames = find_renames(result, baseline)
+    whole = _narrow(result, baseline, renames, args)
     result.run()
-    if not result.narrowed:  # narrowed to the baseline's files, each one not linted is reported below
+    if not result.narrowed and not whole:  # narrowed: each file not linted is reported below
         common.require_test_files(result)
     problems = [(error.line, str(error)) for error in malformed]
     exists = common.exists_under(result.root)
     current = common.judged(result, False)
-    _, removed = ratchet.prune(baseline, current, exists)
+    moved, moves = follow_renames(result, baseline, current, renames)
+    for step in moves:
+        entries = [entry for entry in baseline.entries if entry.path == step.old]
+        problems.append((entries[0].line, f"{shown}:{entries[0].line}: {step.old} is now {step.new} "
+                                          f"({_how(step)}): {_entries(len(entries))} to move "
+                                          "(flake8-hermetic baseline prune)"))
+    _, removed = ratchet.prune(moved, current, exists)
     for entry, reason in removed:
         problems.append((entry.line, f"{shown}:{entry.line}: {reason}: {entry.render()!r}"))
     owned = common.owned_codes(result.settings)
-    for entry in baseline.entries:
+    for entry in moved.entries:
         if entry.code not in owned:  # never judged by anything: it would stay forever
             problems.append((entry.line, f"{shown}:{entry.line}: no rule owns {entry.code} (an unknown code, or a "
                                          f"pattern rule gone from the rules file): {entry.render()!r}"))
-    unlinted = common.unlinted_entries(result, baseline.entries, exists)
+    unlinted = common.unlinted_entries(result, moved.entries, exists)
     if unlinted:
         setting = common.test_file_setting(result)
         for entry in unlinted:
@@ -119,7 +251,7 @@ def command_baseline_check(args: argparse.Namespace) -> int:
         return 1
     judged = sum(1 for entry in baseline.entries if ratchet.is_judged(entry, current))
     verdict = f"{judged} judged, all current" if judged or not baseline.entries else "none judged"
-    print(f"{shown}: {len(baseline.entries)} entries, {verdict} ({common.covered(result)})")
+    print(f"{shown}: {len(baseline.entries)} entries, {verdict} ({_covered(result)})")
     return 0
 
 

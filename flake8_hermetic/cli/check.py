@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import os
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flake8_hermetic import reporting, ruledocs, terminal
 from flake8_hermetic.baseline import ratchet
-from flake8_hermetic.baseline.format import Baseline, load, write_atomic
-from flake8_hermetic.checker import STALE_CODE, stale_message
+from flake8_hermetic.baseline.format import Baseline, Entry, load, write_atomic
+from flake8_hermetic.checker import STALE_CODE, baseline_name, readable, stale_message
 from flake8_hermetic.cli import common
+from flake8_hermetic.cli.baseline import follow_renames
 from flake8_hermetic.collect import Found, Scan
 
 
@@ -39,14 +44,28 @@ def check_report(result: Scan, baseline: Baseline) -> reporting.Report:
             elif result.visible(found):
                 accepted.append(found)
         if STALE_CODE in result.enabled:
-            for entry in sorted(stale_entries):
-                message = stale_message(entry, baseline.path, result.settings.config_dir)
+            for entry, message in _stale_messages(result, baseline, sorted(stale_entries)):
                 report = result.stale_report(linted, message, entry.scope)
                 if result.visible(report):
                     stale.append(report)
                     stale_at[report] = (common.shown(baseline.path), entry.line)
     return reporting.Report(new + result.problems, stale, baselined, accepted, stale_at, common.shown(baseline.path),
                             files=result.test_files)
+
+
+def _stale_messages(result: Scan, baseline: Baseline, entries: list[Entry]) -> list[tuple[Entry, str]]:
+    """HRM900's message for each stale entry. A buffer read from stdin (an
+    editor's, often half-written) gets one line for all of them, as the
+    plugin gives it under plain flake8."""
+    root = result.settings.config_dir
+    if result.settings.stdin and len(entries) > 1:
+        first = entries[0]
+        return [(first, (
+            f"{len(entries)} baseline entries for this file match nothing "
+            f"(first: {baseline_name(baseline.path, root)}:{first.line} {readable(first)}); "
+            "run 'flake8-hermetic baseline prune'"
+        ))]
+    return [(entry, stale_message(entry, baseline.path, root)) for entry in entries]
 
 
 def _output_arguments(args: argparse.Namespace) -> list[str]:
@@ -58,10 +77,12 @@ def _output_arguments(args: argparse.Namespace) -> list[str]:
     extra += [flag for flag, on in (("--statistics", args.statistics), ("--count", args.count)) if on]
     if args.color:
         extra.append(f"--color={args.color}")
-    if args.output_file:
-        extra.append(f"--output-file={args.output_file}")
+    # not --output-file: flake8 appends a preliminary option's value after the argv, past the
+    # ``--`` before the paths, where it reads as two more paths (see _output_file)
     if args.no_baseline:
         extra.append("--hermetic-no-baseline")
+    if args.stdin_display_name is not None:
+        extra.append(f"--stdin-display-name={args.stdin_display_name}")
     return extra
 
 
@@ -69,49 +90,135 @@ def _render(args: argparse.Namespace, result: Scan, report: reporting.Report) ->
     """The report in ``args.format``, and the lines for stderr."""
     options = result.options
     statistics = reporting.statistics_lines(report.findings()) if options.statistics else []
-    if args.format == "default":
-        stream = None if options.output_file else sys.stdout
+    summary = [] if args.quiet else [report.summary()]
+    if args.format in ("default", "pylint"):
+        stream = None if _output_file(args) else sys.stdout
         color = terminal.use_color(options.color, stream)
         text = reporting.default(report, color=color, show_source=bool(options.show_source),
-                                 statistics=bool(options.statistics))
+                                 statistics=bool(options.statistics), pylint=args.format == "pylint",
+                                 summary=not args.quiet)
         return text, []
     if args.format == "github":
-        text = reporting.github(report)
-        head, _, summary = text.rstrip("\n").rpartition("\n")
-        return "\n".join(filter(None, [head, *statistics, summary])) + "\n", []
+        lines = reporting.github(report, summary=False).splitlines()
+        return "".join(line + "\n" for line in [*lines, *statistics, *summary]), []
     if args.format == "sarif":
         codes = {*result.enabled, *(f.code for f in report.findings())}
         rules = reporting.rule_help(codes, ruledocs.pages(), common.project_rules(result.settings))
         text = reporting.sarif(report, rules, result.root)
     else:
         text = reporting.json_findings(report)
-    return text, [*statistics, report.summary()]  # stdout stays one JSON document
+    return text, [*statistics, *summary]  # stdout stays one JSON document
+
+
+def _output_file(args: argparse.Namespace) -> str | None:
+    """``-o/--output-file``: the command writes it itself (flake8 does not read it from a config either)."""
+    return args.output_file
+
+
+def _read_stdin(args: argparse.Namespace) -> None:
+    """``-`` is the buffer on standard input (flake8's and ruff's ``-``); a
+    display name with no PATH reads it too, as ruff's ``--stdin-filename``
+    does. The buffer is linted alone."""
+    if args.stdin_display_name is not None and not args.paths:
+        args.paths = ["-"]
+    if "-" in args.paths and len(args.paths) > 1:
+        raise common.CommandError("flake8-hermetic: '-' (the buffer on standard input) is linted alone; "
+                                  "give no other PATH with it")
+    if args.stdin_display_name is not None and not args.stdin_display_name.strip():
+        raise common.CommandError("flake8-hermetic: --stdin-display-name: give the buffer's path, not an empty name")
+
+
+def _project_of(directory: str) -> str | None:
+    """The directory a run from ``directory`` takes its configuration from:
+    the nearer of the flake8 config flake8 finds and the ``pyproject.toml``
+    with a ``[tool.flake8-hermetic]`` table."""
+    from flake8_hermetic.root import find_pyproject
+    from flake8_hermetic.settings import read_pyproject_table
+
+    while not os.path.isdir(directory):  # a new buffer in a folder not made yet
+        directory = os.path.dirname(directory)
+    found = []
+    try:
+        from flake8.options.config import _find_config_file
+    except ImportError:  # pragma: no cover - flake8 moved its internals
+        pass
+    else:
+        config = _find_config_file(directory)
+        found += [os.path.dirname(os.path.abspath(config))] if config else []
+    pyproject = find_pyproject(directory)
+    if pyproject and read_pyproject_table(pyproject):
+        found.append(os.path.dirname(pyproject))
+    return max(found, key=len) if found else None
+
+
+@contextlib.contextmanager
+def _in_the_buffers_project(args: argparse.Namespace) -> Iterator[Callable[[reporting.Report], reporting.Report]]:
+    """A buffer on stdin is linted with the configuration of the project
+    its display name is in, as ruff's ``--stdin-filename`` is: where that is
+    not the project of the working directory (an editor run from a
+    monorepo's top, say), the scan runs from the buffer's project, and the
+    findings are shown under the display name as given. Yields what maps
+    the report back to those names."""
+    same: Callable[[reporting.Report], reporting.Report] = lambda report: report  # noqa: E731
+    if args.paths != ["-"] or args.stdin_display_name is None or args.config:
+        yield same
+        return
+    display = args.stdin_display_name
+    project = _project_of(os.path.dirname(os.path.abspath(display)))
+    if project is None or project == _project_of(os.getcwd()):
+        yield same
+        return
+    here = os.getcwd()
+    for name in ("baseline", "output_file"):  # paths the user typed: from their working directory
+        if getattr(args, name):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
+    args.stdin_display_name = os.path.relpath(os.path.abspath(display), project)
+    os.chdir(project)
+    try:
+        yield lambda report: _renamed(report, args.stdin_display_name, display)
+    finally:
+        os.chdir(here)
+
+
+def _renamed(report: reporting.Report, linted_as: str, shown_as: str) -> reporting.Report:
+    """The report with the buffer's findings under the name the user gave it."""
+    def name(found: Found) -> Found:
+        return dataclasses.replace(found, filename=shown_as) if found.filename == linted_as else found
+
+    return dataclasses.replace(
+        report, new=[name(f) for f in report.new], stale=[name(f) for f in report.stale],
+        accepted=[name(f) for f in report.accepted], stale_at={name(f): at for f, at in report.stale_at.items()},
+    )
 
 
 def command_check(args: argparse.Namespace) -> int:
     if args.no_baseline and args.baseline:
         raise common.CommandError("flake8-hermetic: --baseline and --no-baseline contradict each other")
-    result = common.prepare_scan(args, _output_arguments(args))
-    baseline = _baseline_for_check(result, args.baseline)
-    result.run()
-    common.require_test_files(result)
-    report = check_report(result, baseline)
+    args.format = reporting.ALIASES.get(args.format, args.format)
+    _read_stdin(args)
+    with _in_the_buffers_project(args) as shown_as:
+        result = common.prepare_scan(args, _output_arguments(args))
+        baseline = _baseline_for_check(result, args.baseline)
+        result.run()
+        common.require_test_files(result)
+        baseline, _ = follow_renames(result, baseline, common.judged(result, False))  # a renamed file keeps its debt
+        report = check_report(result, baseline)
+    report = shown_as(report)
     text, to_stderr = _render(args, result, report)
-    if result.options.output_file:
+    output_file = _output_file(args)
+    if output_file:
         try:
-            write_atomic(result.options.output_file, text)
+            write_atomic(output_file, text)
         except OSError as exc:
-            raise common.CommandError(
-                f"flake8-hermetic: cannot write {result.options.output_file}: {exc.strerror}"
-            ) from None
-    else:
+            raise common.CommandError(f"flake8-hermetic: cannot write {output_file}: {exc.strerror}") from None
+    elif args.quiet < 2:
         sys.stdout.write(text)
-    for line in to_stderr:
+    for line in to_stderr if args.quiet < 2 else []:
         print(line, file=sys.stderr)
     count = len(report.new) + len(report.stale)
-    if result.options.count:
+    if result.options.count and args.quiet < 2:
         # flake8 prints it last, on standard output; stdout of json/sarif stays one document
-        print(count, file=sys.stderr if to_stderr and not result.options.output_file else sys.stdout)
+        print(count, file=sys.stderr if to_stderr and not output_file else sys.stdout)
     if args.exit_zero:
         return 0
     return 1 if report.new or report.stale else 0
@@ -120,9 +227,15 @@ def command_check(args: argparse.Namespace) -> int:
 def add_parser(commands: Any) -> None:
     check = commands.add_parser("check", help="lint with the pack's rules and the baseline; print what is new")
     common.lint_options(check)
-    check.add_argument("--format", choices=reporting.FORMATS, default="default", help="output format")
+    check.add_argument("--format", "--output-format", dest="format", default="default", metavar="FORMAT",
+                       choices=[*reporting.FORMATS, *reporting.ALIASES],
+                       help=f"output format: {', '.join(reporting.FORMATS)} (--output-format, ruff's spelling, "
+                            "takes ruff's concise for default)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when violations are found (as flake8's)")
     check.add_argument("--no-baseline", action="store_true", help="ignore the baseline: report every violation")
+    check.add_argument("--stdin-display-name", "--stdin-filename", dest="stdin_display_name", metavar="PATH",
+                       help="the path of the buffer read from stdin (PATH '-'): it decides whether the buffer is "
+                            "a test file and which baseline entries apply (--stdin-filename, ruff's spelling)")
     output = check.add_argument_group("flake8's output options (flake8's meaning)")
     output.add_argument("--show-source", action="store_true", default=None,
                         help="show the source line of each finding, with a caret under its column")
@@ -130,8 +243,11 @@ def add_parser(commands: Any) -> None:
                         help="negate --show-source (also a show-source = true in the flake8 config)")
     output.add_argument("--statistics", action="store_true", help="count the findings per code (COUNT CODE MESSAGE)")
     output.add_argument("--count", action="store_true", help="print the number of findings last")
-    output.add_argument("--output-file", metavar="FILE",
+    output.add_argument("-o", "--output-file", metavar="FILE",
                         help="write the report to FILE (replaced whole) instead of stdout")
     output.add_argument("--color", choices=terminal.COLOR_CHOICES,
                         help="colour the default format: auto (a terminal, unless NO_COLOR is set), always, never")
+    output.add_argument("-q", "--quiet", action="count", default=0,
+                        help="ruff's meaning: the findings without the summary line; -qq prints nothing "
+                             "(the exit status and --output-file still tell)")
     check.set_defaults(handler=command_check)

@@ -154,6 +154,50 @@ CODES: tuple[RuntimeCode, ...] = (
         "def test_daemon():\n    subprocess.Popen([\"sleep\", \"60\"])",
         "def test_daemon():\n    with subprocess.Popen([\"sleep\", \"60\"]) as proc:\n        ...\n        proc.kill()",
     ),
+    RuntimeCode(
+        "HRM613", "sockets", "A test left a socket listening (TCP, unix) or bound to a fixed port (UDP).",
+        "left a socket open: {what}; close it (a with block, or a fixture's finalizer)",
+        "[HRM110](HRM110.md) (a server on a fixed port).",
+        "The port (or the unix socket's path) stays taken for the rest of the process: a later test, another "
+        "xdist worker or the next run that binds it fails with `EADDRINUSE`, and a client may reach the stale "
+        "server instead of its own.",
+        "def test_server():\n    server = socket.create_server((\"127.0.0.1\", 8080))\n    serve_in_background(server)",
+        "def test_server():\n    with socket.create_server((\"127.0.0.1\", 0)) as server:\n"
+        "        port = server.getsockname()[1]\n        ...",
+    ),
+    RuntimeCode(
+        "HRM614", "tasks", "A test left an asyncio task pending when its event loop closed.",
+        "left an asyncio task pending when its event loop closed: {what}; await or cancel it before the loop closes",
+        "[HRM114](HRM114.md) (a detached asyncio task).",
+        "A closed loop never resumes the task: its `finally` runs whenever the garbage collector gets to it, "
+        "during some later test, which then gets the blame for what it does (the guard runs it at the close).",
+        "def test_watch(tmp_path):\n    loop = asyncio.new_event_loop()\n"
+        "    loop.run_until_complete(start_watcher(tmp_path))  # create_task(), never awaited\n    loop.close()",
+        "def test_watch(tmp_path):\n    async def main():\n        task = await start_watcher(tmp_path)\n"
+        "        task.cancel()\n        await asyncio.gather(task, return_exceptions=True)\n\n"
+        "    asyncio.run(main())",
+    ),
+    RuntimeCode(
+        "HRM615", "timers", "A test left an interval timer pending (`signal.alarm()`, `signal.setitimer()`).",
+        "left a timer pending: {what} (the guard cancelled it); cancel it in a finally block "
+        "(signal.alarm(0), signal.setitimer(which, 0))",
+        "No static rule sees a timer that is not cancelled; the guard is the only check.",
+        "The timer fires during a later test: its signal runs a stale handler there, or, once the handler is "
+        "the default again, ends the whole run (`Alarm clock`, every result lost).",
+        "def test_timeout():\n    signal.signal(signal.SIGALRM, on_timeout)\n    signal.alarm(1)\n    fast_call()",
+        "def test_timeout():\n    old = signal.signal(signal.SIGALRM, on_timeout)\n    signal.alarm(1)\n    try:\n"
+        "        fast_call()\n    finally:\n        signal.alarm(0)\n        signal.signal(signal.SIGALRM, old)",
+    ),
+    RuntimeCode(
+        "HRM616", "tempdir", "A test left `tempfile.tempdir` changed.",
+        "left tempfile.tempdir changed to {what}; use monkeypatch.setattr(tempfile, \"tempdir\", ...)",
+        "No static rule sees an assignment to `tempfile.tempdir` that is not undone; the guard is the only check.",
+        "Every later `tempfile` call of the process makes its files there: a later test's temp files land in an "
+        "earlier test's directory (removed under it, or shared with it), and the guard's temp-dir watch "
+        "(HRM601) no longer sees them.",
+        "def test_export(tmp_path):\n    tempfile.tempdir = str(tmp_path)",
+        "def test_export(tmp_path, monkeypatch):\n    monkeypatch.setattr(tempfile, \"tempdir\", str(tmp_path))",
+    ),
 )
 
 BY_CODE = {code.code: code for code in CODES}

@@ -97,7 +97,8 @@ class Notifier:
         self.by_wd: dict[int, str] = {}
         self.watched: set[str] = set()  # directories the kernel watches for us
         self.moved: set[str] = set()  # directories with an event not yet handed out
-        self.asked: set[str] = set()  # who asked since the last read of the events
+        self.reads = 0  # how many times the events were read (see ``look``)
+        self.served: dict[str, int] = {}  # asker -> ``reads`` when it was last answered
         self.generation = _generation()
         if self.libc is None:
             return
@@ -120,13 +121,27 @@ class Notifier:
         self.watched.add(directory)
         return True
 
+    def look(self) -> None:
+        """Read the events waiting (one ``poll``, and a ``read`` only when one is
+        there). The monitor calls it once at the start of each look, before any
+        watch answers, so every watch of a look is answered from the same
+        reading: a change made before the look is handed out in it, whatever
+        the order the watches ask in, and whichever tests ran before."""
+        if self.fd < 0:
+            return
+        if not _GENERATION or _GENERATION[0] is not self.generation:  # ``_forked``, inline: called every look
+            self.forget()
+            return
+        self.reads += 1
+        if self.poller.poll(0):  # cheaper than the read that raises EAGAIN
+            self._drain()
+
     def changed(self, asker: str, directories: Collection[str]) -> set[str]:
         """Which of ``directories`` moved since ``asker`` last asked about them.
 
-        The events are read when a caller asks a second time since the last
-        read: the monitor asks for each residue watch in turn, and one read
-        serves the three (a change made between two of those asks is
-        handed out at the next look)."""
+        Answered from the last reading (:meth:`look`); an asker that was
+        answered from that reading already (nobody looked since: a watch
+        asked on its own, outside a look) reads the events first."""
         if self.fd >= 0 and self._forked():
             self.forget()
         self._ask(asker)
@@ -141,18 +156,16 @@ class Notifier:
         return not _GENERATION or _GENERATION[0] is not self.generation
 
     def _ask(self, asker: str) -> None:
-        if self.fd >= 0 and asker in self.asked:
-            self.asked.clear()
-            if self.poller.poll(0):  # cheaper than the read that raises EAGAIN
-                self._drain()
-        self.asked.add(asker)
+        if self.fd >= 0 and self.served.get(asker) == self.reads:
+            self.look()
+        self.served[asker] = self.reads
 
     def quiet(self, asker: str) -> bool:
         """No event is waiting, for anyone: what :meth:`changed` would say
-        for every directory, at the cost of at most one ``poll``."""
+        for every directory (read as :meth:`changed` reads)."""
         if self.fd < 0:
             return False
-        if not _GENERATION or _GENERATION[0] is not self.generation:  # ``_forked``, inline: asked every look
+        if self._forked():
             self.forget()
             return False
         self._ask(asker)

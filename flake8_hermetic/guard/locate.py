@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from flake8_hermetic.root import configures_pack, find_pyproject, inside, project_root
+from flake8_hermetic.root import configures_pack, find_pyproject, inside, project_root, real_location
 
 
 def _same_key(path: str) -> tuple[int, int] | None:
@@ -114,8 +114,10 @@ def locate(start: str, explicit: str | None = None, no_baseline: bool = False) -
 
         where = _config_line(source, key) if source == config else _table_line(source, key)
         file, _, line = where.rpartition(":")
+        real = real_location(baseline)
+        really = f" (really {real}, through a symlinked directory)" if real != baseline else ""
         raise BaselineError(file or source, int(line) if line.isdigit() else 1,
-                            f"baseline: {baseline} is outside the project root {root}; "
+                            f"baseline: {baseline}{really} is outside the project root {root}; "
                             "a configured baseline must live inside the project")
     return baseline, root
 

@@ -87,8 +87,23 @@ class Monitor:
         self.finalizing: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         self.reported: set[Any] = set()  # the atoms of residue already blamed on a test
         self.started = 0.0
+        # each look reads the directory events once, before any watch answers (see ``dirwatch``)
+        notifiers = {id(w.notifier): w.notifier for w in self.watches if isinstance(w, Residue) and w.notifier}
+        self.looks = [notifier.look for notifier in notifiers.values()]
+        # the failed listings the residue watches report (one list for all), and the lines they make
+        self.failures: list[tuple[str, str]] = []
+        for watch in self.watches:
+            if isinstance(watch, Residue):
+                watch.failures = self.failures
+        self.unlisted: dict[str, tuple[str, str]] = {}  # place -> (the test after which it failed, why)
+        self.lines: list[str] = []
+        # when the test ended (``time.monotonic``), set by the first watch that waits: one grace
+        # period from there is shared by every watch of the look (threads, children)
+        self.ended: float | None = None
 
     def snapshot(self) -> dict[str, Any]:
+        for look in self.looks:
+            look()
         return {watch.kind: watch.take() for watch in self.watches}
 
     def begin(self) -> None:
@@ -156,6 +171,8 @@ class Monitor:
     def _finalization(self, held: dict[str, Any], before: dict[str, Any]) -> list[tuple[str, str, bool]]:
         assert self.expected is not None
         found: list[tuple[str, str, bool]] = []
+        for look in self.looks:
+            look()
         for watch in self.watches:
             kind = watch.kind
             expected, now = self.expected[kind], watch.take()
@@ -180,6 +197,9 @@ class Monitor:
         expected = self.expected
         assert expected is not None
         leaks: list[Leak] = []
+        self.ended = None
+        for look in self.looks:
+            look()
         for kind, take, watch in self.takers:
             current = take()
             before = expected[kind]
@@ -189,7 +209,33 @@ class Monitor:
                 expected[kind] = current
                 continue
             self._differs(watch, current, nodeid, file, line, leaks)
+        if self.failures:
+            self._listings(nodeid)
         return leaks
+
+    def _listings(self, nodeid: str) -> None:
+        """Say where a residue listing failed (the previous listing was kept)
+        and where it succeeded again: what was left there in between is
+        blamed on the test after which it succeeded."""
+        for place, why in self.failures:
+            if why:
+                self.unlisted.setdefault(place, (nodeid, why))
+                continue
+            failed = self.unlisted.pop(place, None)
+            if failed is not None and failed[0] != nodeid:
+                self.lines.append(f"hermetic guard: could not list {place} after {failed[0]} ({failed[1]}); "
+                                  f"listed again after {nodeid}: what was left there in between is blamed on it")
+        self.failures.clear()
+
+    def notes(self) -> list[str]:
+        """The lines the run's summary shows about listings that failed (call once, at the end)."""
+        if self.failures:
+            self._listings(".")
+        for place, (nodeid, why) in sorted(self.unlisted.items()):
+            self.lines.append(f"hermetic guard: could not list {place} after {nodeid} ({why}), nor again "
+                              "before the end of the run: what was left there is not reported")
+        self.unlisted.clear()
+        return self.lines
 
     def _differs(self, watch: Watch, current: Any, nodeid: str, file: str, line: int | None,
                  leaks: list[Leak]) -> None:
@@ -198,9 +244,15 @@ class Monitor:
         expected = self.expected[kind]
         settle = getattr(watch, "settle", None)
         if settle is not None:
-            current = settle(expected, current)
+            if self.ended is None:
+                self.ended = time.monotonic()
+            current = settle(expected, current, self.ended)
+        found = watch.leaks(expected, current)
+        if not found and watch.restorable:  # a change that is no leak (pytest's own): the expected state now
+            self.expected[kind] = current
+            return
         code = code_of(kind)
-        for what in watch.leaks(expected, current):
+        for what in found:
             # the test's file, rootdir-relative as in its node id, and its ``def`` line (1-based)
             leaks.append(Leak(nodeid, code, what, file.replace(os.sep, "/"), (line or 0) + 1))
         if self.claims and watch.shared and isinstance(watch, Residue):

@@ -17,7 +17,10 @@ def pytest_addoption(parser: Any) -> None:
     group.addoption("--hermetic-guard", action="store_true", default=False,
                     help="fail the run on state a test leaks (temp and checkout residue, cwd, env, threads, ...)")
     group.addoption("--hermetic-guard-update", action="store_true", default=False,
-                    help="rewrite the baseline's runtime entries of the tests that ran (implies --hermetic-guard)")
+                    help="rewrite the baseline's runtime entries of the tests that ran (implies --hermetic-guard); "
+                         "an existing baseline only shrinks unless --hermetic-guard-allow-growth")
+    group.addoption("--hermetic-guard-allow-growth", action="store_true", default=False,
+                    help="let --hermetic-guard-update add the new findings to an existing baseline")
     group.addoption("--hermetic-guard-report", metavar="FILE", default=None,
                     help="also write the guard's findings to FILE")
     group.addoption("--hermetic-guard-format", choices=("json", "github", "sarif"), default="json",
@@ -31,6 +34,9 @@ def pytest_addoption(parser: Any) -> None:
                   help="more names (globs) of checkout entries the guard ignores")
     parser.addini("hermetic_guard_grace", default="1.0",
                   help="seconds a test's threads and child processes get to finish before they count as leaked")
+    parser.addini("hermetic_guard_helpers", type="linelist", default=[],
+                  help="process-wide helpers (globs of a thread's name or target, a child's program or command "
+                       "line) the guard accepts; multiprocessing's resource tracker and forkserver always are")
     parser.addini("hermetic_guard_home", default="",
                   help="the operator's real home directory (default: the password database's)")
 

@@ -10,15 +10,22 @@ without the children files).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 
 Child = tuple[int, str]  # (pid, start time): a pid reused by another process is another child
 
+PROC = "/proc"  # where the kernel's process files are (a test points it elsewhere to play a host without them)
+
+# the notices a run prints when it cannot look (see :func:`unwatched_notice`)
+PSUTIL_BLIND = ("hermetic guard: child processes (HRM612) are not watched here: no /proc children files, "
+                "and psutil cannot list them either (no /proc mounted?)")
+
 
 def _proc_children(pid: int) -> Iterator[int]:
-    for task in os.listdir(f"/proc/{pid}/task"):
+    for task in os.listdir(f"{PROC}/{pid}/task"):
         try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+            with open(f"{PROC}/{pid}/task/{task}/children", "rb") as handle:
                 listed = handle.read()
         except OSError:
             continue
@@ -29,7 +36,7 @@ def _proc_children(pid: int) -> Iterator[int]:
 def _proc_stat(pid: int) -> tuple[str, str] | None:
     """(state, start time) of ``pid``, or None when it is gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
+        with open(f"{PROC}/{pid}/stat", "rb") as handle:
             text = handle.read().decode("ascii", "replace")
     except OSError:
         return None
@@ -49,10 +56,83 @@ def _proc_running(root: int) -> frozenset[Child]:
         for child in children:
             stat = _proc_stat(child)
             if stat is None or stat[0] in ("Z", "X"):  # exited, not yet reaped: not running
+                if stat is not None and pid == root and (child, stat[1]) in _ORPHANS:
+                    _reap(child, stat[1])
                 continue
             found.add((child, stat[1]))
+            if pid != root and _SUBREAPER:  # a grandchild: if its parent exits, it is ours to reap
+                _ORPHANS.add((child, stat[1]))
             pending.append(child)
     return frozenset(found)
+
+
+# -- orphans: this process as their subreaper -----------------------------------------------------------
+# A grandchild whose parent exited (a double fork, a daemon) is reparented
+# to the nearest ancestor marked a "child subreaper" (Linux), else to init.
+# The guard marks the process it guards, so an orphan stays among its
+# descendants, where the children watch sees it. An orphan that exits is
+# then this process's to reap: no one else waits for it. Only a process
+# seen as a grandchild before is reaped (a child of the process's own,
+# which a ``Popen`` may be about to wait for, never is).
+
+_SUBREAPER = False
+_ORPHANS: set[Child] = set()  # descendants seen below a child of this process: reparented to it if orphaned
+PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
+
+
+def _reap(pid: int, start: str) -> None:
+    _ORPHANS.discard((pid, start))
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except OSError:
+        pass
+
+
+def can_keep_orphans() -> bool:
+    """Whether this kernel has child subreapers (asked without setting one)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        answer = ctypes.c_int(0)
+        return int(ctypes.CDLL(None, use_errno=True).prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(answer), 0, 0, 0)) == 0
+    except (OSError, AttributeError, ImportError):
+        return False
+
+
+def keep_orphans() -> Callable[[], None]:
+    """Make this process a child subreaper (Linux ``prctl``), so its orphaned
+    descendants stay its own; returns what puts the previous setting back.
+    Elsewhere (or refused) it does nothing: an orphan goes to init, unseen."""
+    global _SUBREAPER
+
+    def nothing() -> None:
+        return None
+
+    if not sys.platform.startswith("linux"):
+        return nothing
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        previous = ctypes.c_int(0)
+        if prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(previous), 0, 0, 0) != 0:
+            return nothing
+        if prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return nothing
+    except (OSError, AttributeError, ImportError):
+        return nothing
+    _SUBREAPER = True
+
+    def put_back() -> None:
+        global _SUBREAPER
+        _SUBREAPER = False
+        _ORPHANS.clear()
+        prctl(PR_SET_CHILD_SUBREAPER, previous.value, 0, 0, 0)
+
+    return put_back
 
 
 def _psutil_running(root: int) -> frozenset[Child]:
@@ -61,7 +141,8 @@ def _psutil_running(root: int) -> frozenset[Child]:
     found: set[Child] = set()
     try:
         children = psutil.Process(root).children(recursive=True)
-    except psutil.Error:
+    except (psutil.Error, OSError):  # this process exists: psutil cannot see (no /proc for it either)
+        _PSUTIL[0] = False
         return frozenset()
     for child in children:
         try:
@@ -74,18 +155,42 @@ def _psutil_running(root: int) -> frozenset[Child]:
 
 
 def _has_proc_children() -> bool:
-    return os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+    return os.path.exists(f"{PROC}/{os.getpid()}/task/{os.getpid()}/children")
+
+
+# whether psutil lists this process's children here: None until asked (it
+# reads /proc on Linux, so a host without /proc leaves it as blind as us)
+_PSUTIL: list[bool | None] = [None]
+
+
+def _psutil_state() -> bool | None:
+    """True when psutil lists children here, False when it is installed and cannot, None when it is absent."""
+    try:
+        import psutil  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    if _PSUTIL[0] is None:
+        try:
+            psutil.Process(os.getpid()).children()
+            _PSUTIL[0] = True
+        except (psutil.Error, OSError):
+            _PSUTIL[0] = False
+    return _PSUTIL[0]
 
 
 def watchable() -> bool:
-    """Can this process's children be listed here (``/proc``'s children files, or ``psutil``)?"""
+    """Can this process's children be listed here (``/proc``'s children files, or a ``psutil`` that works)?"""
+    return _has_proc_children() or bool(_psutil_state())
+
+
+def unwatched_notice(no_psutil: str) -> str | None:
+    """The line a run prints when children could not be listed (``no_psutil`` when psutil is absent), else None."""
     if _has_proc_children():
-        return True
-    try:
-        import psutil  # type: ignore[import-untyped]  # noqa: F401
-    except ImportError:
-        return False
-    return True
+        return None
+    state = _psutil_state()
+    if state:
+        return None
+    return no_psutil if state is None else PSUTIL_BLIND
 
 
 _NO_WAIT_FLAGS = getattr(os, "WEXITED", 0) | getattr(os, "WNOHANG", 0) | getattr(os, "WNOWAIT", 0)
@@ -126,15 +231,22 @@ def running_children(root: int | None = None) -> frozenset[Child]:
 
 def program(pid: int) -> str:
     """The program a child runs (the base name of its argv[0]), or ``?``."""
+    argv = command_line(pid)
+    return (os.path.basename(argv[0]) or "?") if argv else "?"
+
+
+def command_line(pid: int) -> list[str]:
+    """The argv of ``pid`` (empty when it is gone or cannot be read)."""
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+        with open(f"{PROC}/{pid}/cmdline", "rb") as handle:
             argv = handle.read().split(b"\0")
-        name = argv[0].decode("utf-8", "replace")
-    except (OSError, IndexError):
+        if argv and not argv[-1]:
+            argv.pop()
+        return [arg.decode("utf-8", "replace") for arg in argv]
+    except OSError:
         try:
             import psutil  # type: ignore[import-untyped]
 
-            name = (psutil.Process(pid).cmdline() or ["?"])[0]
+            return list(psutil.Process(pid).cmdline())
         except Exception:  # noqa: BLE001 - gone, denied, or no psutil: the name is only a label
-            return "?"
-    return os.path.basename(name) or "?"
+            return []

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import functools
 import glob
+import math
 import os
+import re
 import shutil
+import stat
 import tempfile
 from typing import Any
 
 import pytest
 
-from flake8_hermetic.guard import dirwatch, processes, stable, watches
+from flake8_hermetic.guard import dirwatch, helpers, processes, stable, tasks, watches
 from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.monitor import Leak, Monitor, code_of
 
@@ -43,13 +46,20 @@ class TempRedirect:
     pytest's basetemp stays where pytest keeps it (with its retention of the
     last runs), outside the guarded directory: its root is pinned to the
     real temp dir unless the run pinned it already.
+
+    The directory's name carries the pid of its process, and the process
+    holds an exclusive ``flock`` on it while it lives, so a later run can
+    tell one whose process died (``os._exit()``, a killed xdist worker) from
+    one still in use, and remove it (:func:`sweep`).
     """
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, sweep_first: bool = False) -> None:
         self.saved_env = {name: os.environ.get(name) for name in (*TEMP_VARIABLES, PYTEST_TEMPROOT)}
         self.saved_tempdir = tempfile.tempdir
         real = tempfile.gettempdir()
-        self.path = os.path.realpath(tempfile.mkdtemp(prefix=f"hermetic-guard-{label}-"))
+        if sweep_first:
+            sweep(real)
+        self.path, self.lock = _made_and_locked(real, f"{GUARD_PREFIX}{label}-{os.getpid()}-")
         os.environ.setdefault(PYTEST_TEMPROOT, real)
         for name in TEMP_VARIABLES:
             os.environ[name] = self.path
@@ -64,7 +74,184 @@ class TempRedirect:
                 os.environ[name] = value
         tempfile.tempdir = self.saved_tempdir
         stable.stop_recording(self.saved_names)
-        shutil.rmtree(self.path, ignore_errors=True)  # what is left was reported before
+        # what is left was reported before; a file the process still has open (a test's
+        # NamedTemporaryFile still referenced) is removed by its own finalizer, which would
+        # complain after the summary if it were gone: it stays, with the directory, and the
+        # lock stays held until the process exits (the next run removes the rest)
+        if not _remove_except(self.path, _open_inside(self.path)):
+            return
+        if self.lock >= 0:
+            os.close(self.lock)
+            self.lock = -1
+
+
+# the guard's per-process temp dirs: hermetic-guard-<label>-<pid>-<tempfile's 8 characters>
+GUARD_PREFIX = "hermetic-guard-"
+_OWNED = re.compile(r"hermetic-guard-.+-(\d+)-[a-z0-9_]{8}")
+
+
+def _made_and_locked(root: str, prefix: str) -> tuple[str, int]:
+    """A new directory in ``root`` and a descriptor holding an exclusive lock
+    on it (-1 where there is no ``flock``). A sweep in another pid namespace
+    (which cannot see this pid) may remove the directory between its making
+    and the lock: then another is made."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock, no sweep
+        fcntl = None  # type: ignore[assignment]
+    for _ in range(5):
+        path = os.path.realpath(tempfile.mkdtemp(prefix=prefix, dir=root))
+        if fcntl is None:  # pragma: no cover - Windows
+            return path, -1
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if _same_file(path, fd):
+                return path, fd
+        except OSError:  # a sweep holds it, and removes it
+            pass
+        os.close(fd)
+    return path, -1  # never refused: unlocked, a concurrent sweep keeps off it by its live pid
+
+
+def _same_file(path: str, fd: int) -> bool:
+    try:
+        named, opened = os.lstat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino) and opened.st_nlink > 0
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie is not; another user's is)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return True
+    return state not in ([b"Z"], [b"X"])
+
+
+def sweep(root: str) -> int:
+    """Remove the guard's temp dirs in ``root`` that their process left (it
+    died before its end of session), and return how many: only directories
+    of this user whose name has the guard's shape, whose pid is not a live
+    process, and on which no process holds the lock (a run in another pid
+    namespace, a child forked by a test of the dead run). Never on a platform
+    without ``flock``."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return 0
+    try:
+        with os.scandir(root) as entries:
+            names = [entry.name for entry in entries if entry.name.startswith(GUARD_PREFIX)]
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        match = _OWNED.fullmatch(name)
+        if match is None or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
+            continue
+        path = os.path.join(root, name)
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            if not _same_file(path, fd):
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(path, ignore_errors=True)
+            removed += not os.path.lexists(path)
+        except OSError:  # held: a live process still uses it
+            continue
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _open_inside(directory: str) -> set[str] | None:
+    """The paths under ``directory`` this process has open (None: not knowable here)."""
+    try:
+        descriptors = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    inside = directory.rstrip(os.sep) + os.sep
+    found = set()
+    for fd in descriptors:
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(inside):
+            found.add(target)
+    return found
+
+
+def _remove_except(directory: str, kept: set[str] | None) -> bool:
+    """Remove ``directory`` but the files in ``kept`` (when None, every regular
+    file at its top: one may be open); whether it is gone."""
+    if kept is not None and not kept:
+        shutil.rmtree(directory, ignore_errors=True)
+        return not os.path.lexists(directory)
+    try:
+        with os.scandir(directory) as entries:
+            listed = [(entry.path, entry.is_dir(follow_symlinks=False), entry.is_file(follow_symlinks=False))
+                      for entry in entries]
+    except OSError:
+        return False
+    left = False
+    for path, is_dir, is_file in listed:
+        if kept is None and is_file or kept is not None and path in kept:
+            left = True
+        elif is_dir and kept is not None and any(each.startswith(path + os.sep) for each in kept):
+            left = not _remove_except(path, kept) or left
+        elif is_dir:
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    if left:
+        return False
+    try:
+        os.rmdir(directory)
+    except OSError:
+        return False
+    return True
+
+
+# seconds a test's threads and children may take to end: more would hold a leaking suite for minutes a test
+GRACE_MAX = 600.0
+
+
+def grace_of(config: pytest.Config) -> float:
+    """``hermetic_guard_grace``, or a usage error naming the key and where it was set."""
+    text = config.getini("hermetic_guard_grace")
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        value = math.nan
+    if 0 <= value <= GRACE_MAX:  # not nan, inf, negative or too long
+        return value
+    overrides = [o for o in (getattr(config.option, "override_ini", None) or [])
+                 if o.split("=", 1)[0].strip() == "hermetic_guard_grace"]
+    where = "-o " if overrides else f"{config.inipath}: " if config.inipath else ""
+    raise pytest.UsageError(f"{where}hermetic_guard_grace = {text!r}: expected seconds from 0 to {GRACE_MAX:g}")
 
 
 def operator_home(config: pytest.Config) -> str | None:
@@ -127,6 +314,7 @@ class Guard:
         self.redirect: TempRedirect | None = None
         self.leaks: list[Leak] = []
         self.ran: list[str] = []
+        self.notes: list[str] = []  # lines for the summary: what the guard could not see
         self.verdict: Any = None
         self.tmp_watch: watches.Residue | None = None
         self.notifier: dirwatch.Notifier | None = None
@@ -144,8 +332,12 @@ class Guard:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         config = self.config
+        grace = grace_of(config)
         self.controller = not self.worker and config.pluginmanager.has_plugin("dsession")
-        if self.controller:
+        if self.controller:  # no temp dir of its own: it removes those its dead workers (or dead runs) left
+            real = tempfile.gettempdir()
+            sweep(real)
+            config.add_cleanup(functools.partial(sweep, real))  # after the workers are gone
             return
         factory = getattr(config, "_tmp_path_factory", None)
 
@@ -156,7 +348,7 @@ class Guard:
                 return ""
 
         label = config.workerinput["workerid"] if self.worker else "run"  # type: ignore[attr-defined]
-        self.redirect = TempRedirect(label)
+        self.redirect = TempRedirect(label, sweep_first=not self.worker)
         rootdir = str(config.rootpath)
         home = operator_home(config)
         roots = watches.Roots([(self.redirect.path, "<tmp>"), (rootdir, "<rootdir>"), (home or "", "~")],
@@ -167,7 +359,6 @@ class Guard:
             for extra in (config.getoption("basetemp") or "", config.getoption("hermetic_guard_report") or ""):
                 if extra and os.path.dirname(os.path.abspath(extra)) == directory:
                     ignores.append(os.path.basename(extra))
-        grace = float(config.getini("hermetic_guard_grace"))
         self.notifier = dirwatch.Notifier()
         self.tmp_watch = watches.Residue("tmp", {self.redirect.path: ""}, ["pytest-of-*"], self.notifier)
         found: list[watches.Watch] = [self.tmp_watch, watches.Residue("checkout", checkout, ignores, self.notifier)]
@@ -177,11 +368,16 @@ class Guard:
             found.append(watches.Residue("home", {home: "~/"}, [], self.notifier))
             found[-1].shared = True
             shared_dirs.append(home)
+        self.helpers = helpers.Helpers(config.getini("hermetic_guard_helpers"))
         found += [
-            watches.WorkingDirectory(roots), watches.Environment(), watches.Umask(), watches.SignalHandlers(),
-            watches.SysPath(roots), watches.WarningFilters(), watches.RootHandlers(), watches.Threads(grace),
-            watches.Children(grace),
+            watches.WorkingDirectory(roots), watches.Environment(), watches.Umask(),
+            watches.Timers(), watches.SignalHandlers(), watches.TempfileDir(roots),  # timers first
+            watches.SysPath(roots, config.getoption("importmode")), watches.WarningFilters(), watches.RootHandlers(),
+            watches.HelperThreads(grace, self.helpers), watches.HelperChildren(grace, self.helpers),
+            watches.ListeningSockets(roots), watches.PendingTasks(),
         ]
+        config.add_cleanup(processes.keep_orphans())  # orphaned grandchildren stay ours to see (Linux)
+        config.add_cleanup(tasks.uninstall)
         self.monitor = Monitor(found, claims=self.worker)
         if self.worker or not processes.kernel_counts_children():  # what only the audit hook can tell
             self.audit_before = AUDIT.install(shared_dirs if self.worker else ())
@@ -313,13 +509,19 @@ class Guard:
             import json
 
             data = json.loads(output)
-            self.leaks.extend(Leak.from_dict(item) for item in data["leaks"])
+            # a finding of the session is one process's: once per run, not once per worker
+            self.leaks.extend(helpers.one_per_process(self.leaks, [Leak.from_dict(item) for item in data["leaks"]]))
             self.ran.extend(data["ran"])
+            self.notes.extend(data.get("notes", []))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if not self.controller:
             self._session_residue()
+            if self.monitor is not None:  # residue listings that failed (see ``Monitor.notes``)
+                self.notes.extend(self.monitor.notes())
+            if getattr(self, "helpers", None) is not None:
+                self.leaks.extend(self.helpers.session_leaks())  # shared helpers: found once, against the session
             if self.audit_before is not None:
                 AUDIT.restore(self.audit_before)
             if self.redirect is not None:
@@ -330,7 +532,7 @@ class Guard:
             import json
 
             self.config.workeroutput[OUTPUT_KEY] = json.dumps(  # type: ignore[attr-defined]
-                {"leaks": [leak.as_dict() for leak in self.leaks], "ran": self.ran}
+                {"leaks": [leak.as_dict() for leak in self.leaks], "ran": self.ran, "notes": self.notes}
             )
             return
         self._decide(session)
@@ -340,54 +542,75 @@ class Guard:
         config = self.config
         if self.leaks or config.getoption("hermetic_guard_update") or config.getoption("hermetic_guard_report"):
             return False
+        from flake8_hermetic.safeio import read_regular
+
         try:
-            with open(baseline or "", "rb") as handle:
-                return b"\tHRM6" not in handle.read()
-        except OSError:
+            data = read_regular(baseline or "")  # a FIFO or /dev/zero is refused, not read
+        except FileNotFoundError:
             return True  # no baseline: nothing in it
+        except OSError:
+            return False  # unreadable: the decision refuses it in one line, as it would with a leak
+        return b"\tHRM6" not in data
 
     def _decide(self, session: pytest.Session) -> None:
         if self.config.getoption("hermetic_no_baseline") and self._nothing_to_decide(None):
             self.clean, self.clean_baseline = True, None  # no baseline to find, nothing to say
             return
-        from flake8_hermetic.baseline.format import BaselineError
+        from flake8_hermetic.baseline.format import BaselineError, write_atomic
         from flake8_hermetic.guard.locate import locate
         from flake8_hermetic.options import ConfigError
 
         config = self.config
         start = str(config.invocation_params.dir)
         rootdir = str(config.rootpath)
+        report = config.getoption("hermetic_guard_report")
         try:
             baseline, root = locate(start, config.getoption("hermetic_baseline"),
                                     config.getoption("hermetic_no_baseline"))
             if self._nothing_to_decide(baseline):
                 self.clean, self.clean_baseline = True, baseline
                 return
-            from flake8_hermetic.guard import verdict as verdicts
-
-            self.verdict = verdicts.decide(self.leaks, self.ran, baseline, rootdir,
-                                           update=config.getoption("hermetic_guard_update"), root=root)
         except (BaselineError, ConfigError, OSError) as exc:
-            self.verdict = None
-            self.error = str(exc)
-            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            self._refuse(session, str(exc))
             return
-        report = config.getoption("hermetic_guard_report")
-        if report:
-            from flake8_hermetic.guard import verdict as verdicts
+        from flake8_hermetic.guard import verdict as verdicts
 
-            text = verdicts.formatted_report(self.verdict, config.getoption("hermetic_guard_format"), rootdir)
-            with open(report, "w", encoding="utf-8") as handle:
-                handle.write(text)
+        try:
+            # the report's file is judged before the baseline is written: a refused report writes nothing
+            target = verdicts.report_target(os.path.join(start, report), baseline, report) if report else None
+            self.verdict = verdicts.decide(self.leaks, self.ran, baseline, rootdir,
+                                           update=config.getoption("hermetic_guard_update"), root=root,
+                                           allow_growth=config.getoption("hermetic_guard_allow_growth"))
+            if target is not None:
+                text = verdicts.formatted_report(self.verdict, config.getoption("hermetic_guard_format"), rootdir)
+                try:
+                    write_atomic(target, text)
+                except OSError as exc:
+                    raise verdicts.Refused(f"--hermetic-guard-report={report}: cannot write: {exc.strerror}") from None
+        except (BaselineError, ConfigError, OSError, verdicts.Refused) as exc:
+            self._refuse(session, str(exc))
+            return
         if self.verdict.new and not self.verdict.written and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _refuse(self, session: pytest.Session, message: str) -> None:
+        self.verdict = None
+        self.error = message
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker:
             return
         self._summary(terminalreporter)
-        if not processes.watchable():  # said, not skipped silently: HRM612 could not fire in this run
-            terminalreporter.write_line(UNWATCHED_CHILDREN, yellow=True)
+        for note in self.notes:
+            terminalreporter.write_line(note, yellow=True)
+        notice = processes.unwatched_notice(UNWATCHED_CHILDREN)
+        if notice:  # said, not skipped silently: HRM612 could not fire in this run
+            terminalreporter.write_line(notice, yellow=True)
+        from flake8_hermetic.guard import sockets
+
+        if not sockets.watchable():  # nor HRM613
+            terminalreporter.write_line(sockets.UNWATCHED, yellow=True)
 
     def _summary(self, terminalreporter: Any) -> None:
         error = getattr(self, "error", None)

@@ -19,12 +19,19 @@ from flake8_hermetic.baseline.format import (
     ANY,
     NEW_FILE_HEADER,
     Baseline,
+    BaselineError,
     Entry,
     is_runtime,
+    line_safe,
+    locked,
     parse,
     read_text,
     render,
+    safe_scope,
+    safe_what,
+    writable_entry,
     write_atomic,
+    write_target,
 )
 from flake8_hermetic.baseline.matching import match
 from flake8_hermetic.guard.codes import BY_CODE, CODES
@@ -39,19 +46,22 @@ SESSION = "."  # the where of residue made outside any test (collection, session
 
 @dataclass(frozen=True)
 class Judged:
-    """A leak with its baseline name."""
+    """A leak with its baseline name: the scope and what as an entry holds
+    them (escaped where a line cannot hold a character, see
+    :func:`flake8_hermetic.baseline.format.safe_what`)."""
 
     leak: Leak
     path: str  # the baseline's name for the test file
     scope: str
+    what: str = ""
+
+    @classmethod
+    def of(cls, leak: Leak, path: str, scope: str) -> Judged:
+        return cls(leak, path, scope, safe_what(leak.what))
 
     @property
     def code(self) -> str:
         return self.leak.code
-
-    @property
-    def what(self) -> str:
-        return self.leak.what
 
     @property
     def where(self) -> str:
@@ -70,6 +80,9 @@ class Verdict:
     stale: list[Entry] = field(default_factory=list)
     written: str | None = None  # the baseline, when --hermetic-guard-update changed it
     root: str = ""  # the project root: the baseline's paths are relative to it
+    unknown: list[Entry] = field(default_factory=list)  # HRM6xx entries of codes no watch owns: kept
+    gone: list[Entry] = field(default_factory=list)  # runtime entries of deleted test files: the update drops them
+    refused_growth: int = 0  # new findings an update without --hermetic-guard-allow-growth did not write
 
     def summary(self) -> str:
         return f"{len(self.new)} new, {len(self.baselined)} baselined, {len(self.stale)} stale"
@@ -90,7 +103,7 @@ class Namer:
         if nodeid == SESSION:
             return SESSION, ""
         file, _, scope = nodeid.partition("::")
-        return self.path(file), scope
+        return self.path(file), safe_scope(scope)
 
     def path(self, file: str) -> str:
         named = self.paths.get(file)
@@ -168,20 +181,38 @@ def one_finalization(leaks: Iterable[Leak]) -> list[Leak]:
             if not any(not mark["own"] and mark["index"] != stands(key(leak, mark)) for mark in leak.fixtures)]
 
 
-def decide(
-    leaks: Sequence[Leak], ran: Iterable[str], baseline_path: str | None, rootdir: str, update: bool,
-    root: str | None = None,
-) -> Verdict:
-    """Judge ``leaks`` (of the tests in ``ran``) against the baseline; with
-    ``update``, rewrite the runtime entries of those tests. ``root`` is the
-    project root (default: pytest's ``rootdir``)."""
-    verdict = Verdict(baseline_path, root=root or rootdir)
-    namer = Namer(rootdir, verdict.root)
-    judged = [Judged(leak, *namer.split(leak.nodeid)) for leak in resolve_claims(one_finalization(leaks))]
-    ran_wheres = {namer.where(nodeid) for nodeid in ran} | {namer.where(SESSION)}
-    existing = None if baseline_path is None else read_text(baseline_path)
-    baseline = Baseline(baseline_path or "") if existing is None else parse(existing, baseline_path or "")
-    ours = [e for e in baseline.entries if is_runtime(e.code) and e.where in ran_wheres]
+class Refused(Exception):
+    """An update or a report that cannot be written; ``str()`` is the one line to show."""
+
+
+def _same_file(one: str, other: str) -> bool:
+    try:
+        return os.path.samefile(one, other)  # a hard link, too
+    except OSError:
+        return False
+
+
+def report_target(path: str, baseline: str | None, given: str = "") -> str:
+    """The file ``--hermetic-guard-report=given`` (``path`` from the invocation
+    directory) may replace, atomically: never the baseline, and a regular
+    file (a symlink to one followed) or a new one in an existing directory;
+    :class:`Refused` otherwise."""
+    shown = f"--hermetic-guard-report={line_safe(given or path)}"
+    if baseline and (os.path.realpath(path) == os.path.realpath(baseline) or _same_file(path, baseline)):
+        raise Refused(f"{shown}: is the baseline; refusing to overwrite it with the report")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise Refused(f"{shown}: cannot write: no directory {line_safe(directory)}")
+    try:
+        return write_target(path, None)
+    except BaselineError as exc:
+        raise Refused(f"{shown}: {exc.reason}") from None
+
+
+def _judge(verdict: Verdict, judged: Sequence[Judged], ran: set[tuple[str, str]], baseline: Baseline) -> list[Entry]:
+    """Fill ``verdict`` from ``baseline``; the entries judged (ours)."""
+    verdict.unknown = [e for e in baseline.entries if is_runtime(e.code) and e.code not in RUNTIME_CODES]
+    ours = [e for e in baseline.entries if e.code in RUNTIME_CODES and (e.path, e.scope) in ran]
     by_file_entries: dict[str, list[Entry]] = defaultdict(list)
     for entry in ours:
         by_file_entries[entry.path].append(entry)
@@ -198,19 +229,78 @@ def decide(
         verdict.stale.extend(stale)
     verdict.new.sort(key=lambda j: (j.where, j.code, j.what))
     verdict.stale.sort()
-    if update and baseline_path:
-        kept = [e for e in baseline.entries if not (is_runtime(e.code) and e.where in ran_wheres)]
-        stars = {(e.path, e.scope, e.code) for e in ours if e.what == ANY}
-        starred = {(j.path, j.scope, j.code) for j in judged} & stars
-        fresh_entries = [Entry(j.path, j.scope, j.code, j.what) for j in judged
-                         if (j.path, j.scope, j.code) not in starred]
-        fresh_entries += [Entry(path, scope, code, ANY) for path, scope, code in sorted(starred)]
-        header = baseline.header if existing is not None else list(NEW_FILE_HEADER)
-        text = render(header, kept + fresh_entries, baseline.footer)
-        if text != existing:
-            write_atomic(baseline_path, text)
-            verdict.written = baseline_path
+    return ours
+
+
+def _read(path: str) -> tuple[str | None, Baseline]:
+    existing = read_text(path)
+    return existing, Baseline(path) if existing is None else parse(existing, path)
+
+
+def _writable(judged: Sequence[Judged], root: str) -> dict[int, Entry]:
+    """Each finding's entry, by ``id``; :class:`Refused` when one cannot be written."""
+    entries: dict[int, Entry] = {}
+    for item in judged:
+        try:
+            entries[id(item)] = writable_entry(item.path, item.scope, item.code, item.what)
+        except ValueError as exc:
+            raise Refused(
+                f"cannot write the entry of {line_safe(item.leak.nodeid)}: {line_safe(str(exc))} "
+                f"(the project root is {root}: run pytest from inside it, on tests inside it); nothing written"
+            ) from None
+    return entries
+
+
+def decide(
+    leaks: Sequence[Leak], ran: Iterable[str], baseline_path: str | None, rootdir: str, update: bool,
+    root: str | None = None, allow_growth: bool = False,
+) -> Verdict:
+    """Judge ``leaks`` (of the tests in ``ran``) against the baseline; with
+    ``update``, rewrite the runtime entries of those tests, as
+    ``flake8-hermetic baseline regenerate`` writes: through a symlink that
+    stays in the project, under the baseline's lock, from the file read
+    again under it, and only shrinking an existing file unless
+    ``allow_growth``. ``root`` is the project root (default: pytest's ``rootdir``)."""
+    verdict = Verdict(baseline_path, root=root or rootdir)
+    namer = Namer(rootdir, verdict.root)
+    judged = [Judged.of(leak, *namer.split(leak.nodeid)) for leak in resolve_claims(one_finalization(leaks))]
+    ran_keys = {namer.split(nodeid) for nodeid in ran} | {namer.split(SESSION)}
+    if not (update and baseline_path):
+        _judge(verdict, judged, ran_keys, _read(baseline_path)[1] if baseline_path else Baseline(""))
+        return verdict
+    entries = _writable(judged, verdict.root)
+    target = write_target(baseline_path, verdict.root)  # the static writers' rules and their lock
+    try:
+        with locked(target):
+            existing, baseline = _read(baseline_path)  # read under the lock: another writer may just have written
+            text = _update(verdict, judged, entries, ran_keys, existing, baseline, allow_growth)
+            if text is not None:
+                write_atomic(target, text)
+                verdict.written = baseline_path
+    except OSError as exc:
+        raise BaselineError(baseline_path, 1, f"cannot write: {exc.strerror or exc}") from None
     return verdict
+
+
+def _update(verdict: Verdict, judged: Sequence[Judged], entries: dict[int, Entry], ran: set[tuple[str, str]],
+            existing: str | None, baseline: Baseline, allow_growth: bool) -> str | None:
+    """Judge; the baseline's new text, or None when it stays as it is."""
+    ours = _judge(verdict, judged, ran, baseline)
+    if verdict.new and existing is not None and not allow_growth:
+        verdict.refused_growth = len(verdict.new)  # growth is the explicit act, as for regenerate
+        return None
+    judged_ids = {id(e) for e in ours}
+    verdict.gone = [e for e in baseline.entries if e.code in RUNTIME_CODES and id(e) not in judged_ids
+                    and e.path != SESSION and not os.path.exists(os.path.join(verdict.root, e.path))]
+    dropped = judged_ids | {id(e) for e in verdict.gone}
+    kept = [e for e in baseline.entries if id(e) not in dropped]
+    stars = {(e.path, e.scope, e.code) for e in ours if e.what == ANY}
+    starred = {(j.path, j.scope, j.code) for j in judged} & stars
+    fresh_entries = [entries[id(j)] for j in judged if (j.path, j.scope, j.code) not in starred]
+    fresh_entries += [Entry(path, scope, code, ANY) for path, scope, code in sorted(starred)]
+    header = baseline.header if existing is not None else list(NEW_FILE_HEADER)
+    text = render(header, kept + fresh_entries, baseline.footer)
+    return text if text != existing else None
 
 
 # -- output -------------------------------------------------------------------------------------------------------
@@ -223,9 +313,24 @@ def stale_message(entry: Entry) -> str:
             "delete the line (or run pytest --hermetic-guard-update)")
 
 
+def unknown_message(entry: Entry, shown_baseline: str | None) -> str:
+    from flake8_hermetic.checker import readable
+
+    return (f"{shown_baseline}:{entry.line}: no guard watch owns {entry.code} (an unknown runtime code, "
+            f"kept as it is): {line_safe(readable(entry))}")
+
+
 def terminal_lines(verdict: Verdict, shown_baseline: str | None) -> list[str]:
-    lines = [f"{j.where}: {j.code} {j.message}" for j in verdict.new]
-    lines += [stale_message(e) for e in verdict.stale]
+    from flake8_hermetic.checker import readable
+
+    lines = [f"{line_safe(j.where)}: {j.code} {j.message}" for j in verdict.new]
+    lines += [line_safe(stale_message(e)) for e in verdict.stale]
+    lines += [unknown_message(e, shown_baseline) for e in verdict.unknown]
+    lines += [f"removed baseline entry {line_safe(readable(e))}: its test file is gone" for e in verdict.gone]
+    if verdict.refused_growth:
+        count = f"{verdict.refused_growth} new finding{'s' if verdict.refused_growth != 1 else ''}"
+        lines.append(f"hermetic guard: {count} would be added to {shown_baseline}; nothing written "
+                     "(--hermetic-guard-allow-growth adds them)")
     tail = f"hermetic guard: {verdict.summary()}"
     if shown_baseline:
         tail += f" (baseline {shown_baseline})"
@@ -235,13 +340,16 @@ def terminal_lines(verdict: Verdict, shown_baseline: str | None) -> list[str]:
 
 
 def _location(j: Judged) -> dict[str, Any]:
-    return {"file": j.leak.file, "line": j.leak.line}
+    return {"file": line_safe(j.leak.file), "line": j.leak.line}
 
 
 def json_report(verdict: Verdict) -> str:
     def item(j: Judged) -> dict[str, Any]:
-        return {"where": j.where, "nodeid": j.leak.nodeid, "code": j.code, "what": j.what,
+        return {"where": line_safe(j.where), "nodeid": line_safe(j.leak.nodeid), "code": j.code, "what": j.what,
                 "message": j.message, **_location(j)}
+
+    def entry(e: Entry) -> dict[str, Any]:
+        return {"entry": e.render(), "where": e.where, "code": e.code, "what": e.what}
 
     data = {
         "tool": "flake8-hermetic guard",
@@ -249,7 +357,9 @@ def json_report(verdict: Verdict) -> str:
         "summary": {"new": len(verdict.new), "baselined": len(verdict.baselined), "stale": len(verdict.stale)},
         "new": [item(j) for j in verdict.new],
         "baselined": [item(j) for j in verdict.baselined],
-        "stale": [{"entry": e.render(), "where": e.where, "code": e.code, "what": e.what} for e in verdict.stale],
+        "stale": [entry(e) for e in verdict.stale],
+        "unknown": [entry(e) for e in verdict.unknown],
+        "removed": [entry(e) for e in verdict.gone],
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

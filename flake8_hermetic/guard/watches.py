@@ -10,11 +10,13 @@ state (``apply``) until it is finalized (``revert``).
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import logging
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -88,12 +90,76 @@ class Roots:
 
 # -- residue ------------------------------------------------------------------------------------------
 
+def _names(directory: str, ignored: Callable[[str], bool]) -> set[str]:
+    with os.scandir(directory) as entries:
+        return {entry.name for entry in entries if not ignored(entry.name)}
+
+
 def _listing(directory: str, ignored: Callable[[str], bool]) -> set[str]:
+    """The entries of ``directory`` (none when it is gone); ``OSError`` when
+    it is there but could not be listed: the caller keeps its previous
+    listing and lists it again at the next look.
+
+    A test that used up the process's descriptors (``EMFILE``) would make
+    every listing fail: the guard keeps one descriptor in reserve, and gives
+    it up for the time of one listing."""
     try:
-        with os.scandir(directory) as entries:
-            return {entry.name for entry in entries if not ignored(entry.name)}
-    except OSError:
+        return _names(directory, ignored)
+    except (FileNotFoundError, NotADirectoryError):  # gone: nothing is left in it
         return set()
+    except OSError as exc:
+        if exc.errno != errno.EMFILE or not _SPARE.release():
+            raise
+    try:
+        found = _names(directory, ignored)
+        # what reporting a finding imports, while the descriptor is free (once: then it is in sys.modules)
+        import flake8_hermetic.guard.codes  # noqa: F401
+        return found
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+    finally:
+        _SPARE.keep()
+
+
+class _Spare:
+    """One descriptor held in reserve for a listing when a test used up the rest.
+
+    It is an anonymous file of its own (``memfd``, else ``/dev/null``), and
+    it is closed only while it is still that file: a test that closed it,
+    and a descriptor that took its number since, is left alone."""
+
+    def __init__(self) -> None:
+        self.fd = -1
+        self.identity: tuple[int, int] = (0, 0)
+
+    def keep(self) -> None:
+        if self.fd >= 0:
+            return
+        try:
+            if hasattr(os, "memfd_create"):
+                fd = os.memfd_create("hermetic-guard-spare", os.MFD_CLOEXEC)
+            else:  # pragma: no cover - not Linux
+                fd = os.open(os.devnull, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            info = os.fstat(fd)
+        except OSError:
+            return
+        self.fd, self.identity = fd, (info.st_dev, info.st_ino)
+
+    def release(self) -> bool:
+        fd, self.fd = self.fd, -1
+        if fd < 0:
+            return False
+        try:
+            info = os.fstat(fd)
+        except OSError:
+            return False
+        if (info.st_dev, info.st_ino) != self.identity:
+            return False
+        os.close(fd)
+        return True
+
+
+_SPARE = _Spare()
 
 
 # A directory's mtime changes when an entry is added, removed or renamed, so
@@ -140,16 +206,23 @@ class Residue(SetWatch):
         self.state: frozenset[str] = frozenset()
         self.notifier = notifier
         self.quiet_when_notified = False  # every directory is watched by the notifier and was listed
+        # listings that failed (the place, the reason) and, with an empty reason, that succeeded again
+        # after a failure; the monitor shares one list among its watches and reads it after a look
+        self.failures: list[tuple[str, str]] = []
+        self.unlisted: set[str] = set()  # directories whose last listing failed
+        _SPARE.keep()
         if notifier is not None:  # watched before the first listing: no change falls between the two
             for directory in directories:
                 notifier.add(directory)
 
     def take(self) -> frozenset[str]:
         notifier = self.notifier
-        if self.quiet_when_notified and notifier is not None and notifier.quiet(self.kind):
-            return self.state  # every directory watched by the kernel, listed, and no event since
+        moved: Any = ()
+        if notifier is not None:
+            moved = notifier.changed(self.kind, self.directories)  # one ask a look
+            if self.quiet_when_notified and not moved:
+                return self.state  # every directory watched by the kernel, listed, and no event in them since
         changed = False
-        moved = notifier.changed(self.kind, self.directories) if notifier is not None else ()
         now = 0.0
         for directory, listing in self.cache.items():
             if notifier is not None and directory in notifier.watched:
@@ -164,7 +237,18 @@ class Residue(SetWatch):
                 if mtime == listing.mtime and listing.taken - mtime / 1e9 > MTIME_TRUST:
                     continue
             prefix = self.directories[directory]
-            names = frozenset(prefix + name for name in _listing(directory, self.ignored))
+            try:
+                found = _listing(directory, self.ignored)
+            except OSError as exc:  # kept as it was, and listed again at the next look
+                listing.taken = 0.0
+                if directory not in self.unlisted:
+                    self.unlisted.add(directory)
+                    self.failures.append((self.place(directory), exc.strerror or type(exc).__name__))
+                continue
+            if self.unlisted and directory in self.unlisted:
+                self.unlisted.discard(directory)
+                self.failures.append((self.place(directory), ""))
+            names = frozenset(prefix + name for name in found)
             now = now or time.time()
             listing.mtime, listing.taken = mtime, now
             if names != listing.names:
@@ -175,6 +259,15 @@ class Residue(SetWatch):
         self.quiet_when_notified = notifier is not None and all(
             directory in notifier.watched and listing.taken for directory, listing in self.cache.items())
         return self.state
+
+    def place(self, directory: str) -> str:
+        """How a summary line names one of the directories."""
+        prefix = self.directories.get(directory, "")
+        if self.kind == "tmp":
+            return "the temporary directory"
+        if self.kind == "home":
+            return "the home directory"
+        return f"the checkout's {prefix}" if prefix else f"the {self.kind}"
 
     def leaks(self, expected: frozenset[str], current: frozenset[str]) -> list[str]:
         return [stable(entry) for entry in sorted(current - expected)]
@@ -215,16 +308,26 @@ class WorkingDirectory(Watch):
 PYTEST_CURRENT_TEST = "PYTEST_CURRENT_TEST"
 
 
+# the atom of the environment's state that says ``os.environ`` is no longer the mapping the run started with
+_REPLACED = object()
+
+
 class Environment(SetWatch):
     """Key names only are ever reported: values may be secrets (they are
     compared, and put back, in memory). The state is rebuilt only when the
     mapping differs from the copy kept at the last reading (a comparison of
     two dicts whose values are mostly the same objects: about a microsecond
-    for a hundred variables)."""
+    for a hundred variables).
+
+    The variables are read through the mapping ``os.environ`` was when the
+    run started (the one that writes through to the C environment). A test
+    that rebinds ``os.environ`` (``os.environ = os.environ.copy()``, a plain
+    dict) is one finding, and the original mapping is put back."""
 
     kind = "env"
 
     def __init__(self) -> None:
+        self.environ = os.environ  # the real mapping
         self.copy: dict[Any, Any] | None = None  # the mapping as it was when ``last`` was built
         self.last: frozenset[tuple[Any, Any]] = frozenset()
         # os.environ's own encoded mapping spares decoding every item of every snapshot
@@ -237,6 +340,8 @@ class Environment(SetWatch):
         self.decodevalue: Callable[[Any], str] = decodevalue
 
     def take(self) -> frozenset[tuple[Any, Any]]:
+        if os.environ is not self.environ:  # rebound: the real mapping is read, and the rebinding is an atom
+            return self._read() | {(_REPLACED, type(os.environ).__name__)}
         data = self.data
         if data is None:
             return self._read()
@@ -252,16 +357,20 @@ class Environment(SetWatch):
 
     def _read(self) -> frozenset[tuple[Any, Any]]:
         if self.data is None:
-            items = os.environ.copy()
+            items = self.environ.copy()
             items.pop(PYTEST_CURRENT_TEST, None)
             return frozenset(items.items())
-        if PYTEST_CURRENT_TEST in os.environ:
+        if PYTEST_CURRENT_TEST in self.environ:
             return frozenset(item for item in self.data.items() if self.decodekey(item[0]) != PYTEST_CURRENT_TEST)
         return frozenset(self.data.items())
 
     def leaks(self, expected: frozenset[tuple[Any, Any]], current: frozenset[tuple[Any, Any]]) -> list[str]:
         before, after = dict(expected), dict(current)
         found = []
+        replaced = after.pop(_REPLACED, None)
+        if replaced is not None and before.pop(_REPLACED, None) is None:
+            found.append(f"os.environ replaced by a {replaced}")
+        before.pop(_REPLACED, None)
         for key in sorted(set(before) | set(after)):
             name = self.decodekey(key)
             if key not in before:
@@ -274,11 +383,17 @@ class Environment(SetWatch):
 
     def restore(self, expected: frozenset[tuple[Any, Any]], current: frozenset[tuple[Any, Any]]) -> None:
         before, after = dict(expected), dict(current)
+        environ = self.environ
+        if after.pop(_REPLACED, None) is not None and before.pop(_REPLACED, None) is None:
+            os.environ = environ  # type: ignore[assignment]  # the real mapping back (not a copy: children use it)
+            if PYTEST_CURRENT_TEST in environ:  # pytest's note, written before the rebinding, removed after it
+                del environ[PYTEST_CURRENT_TEST]
+        before.pop(_REPLACED, None)
         for key in set(after) - set(before):
-            os.environ.pop(self.decodekey(key), None)
+            environ.pop(self.decodekey(key), None)
         for key, value in before.items():
             if after.get(key) != value:
-                os.environ[self.decodekey(key)] = self.decodevalue(value)
+                environ[self.decodekey(key)] = self.decodevalue(value)
 
 
 class Umask(Watch):
@@ -380,17 +495,130 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-class SysPath(Watch):
-    kind = "syspath"
+_getitimer: Callable[[int], tuple[float, float]] | None = getattr(signal, "getitimer", None)
+NO_TIMER: frozenset[str] = frozenset()
+# the interval timers: the one alarm() and setitimer(ITIMER_REAL) share, and the CPU-time ones
+_TIMERS = (("ITIMER_REAL", "SIGALRM"), ("ITIMER_VIRTUAL", "SIGVTALRM"), ("ITIMER_PROF", "SIGPROF"))
+
+
+class Timers(SetWatch):
+    """The interval timers still pending. ``ITIMER_REAL`` (``signal.alarm()``
+    and ``setitimer(ITIMER_REAL)`` set the same timer) is read at every look,
+    one system call; the CPU-time timers (``ITIMER_VIRTUAL``, ``ITIMER_PROF``)
+    only while a handler is installed for their signal: with the default
+    action their expiry ends the process, guarded or not.
+
+    A timer the expected state does not have is reported and cancelled. The
+    guard looks at this watch before the signal handlers, so a leaked timer
+    is cancelled before a leaked handler is replaced by the previous one (the
+    default action of ``SIGALRM`` ends the process). A timer that expired on
+    its own is no finding."""
+
+    kind = "timers"
+
+    def __init__(self) -> None:
+        self.which: dict[str, int] = {}
+        self.labels: dict[str, str] = {}
+        self.real: int | None = None
+        self.cpu: list[tuple[int, int, frozenset[str]]] = []  # (timer, its signal, the state it adds)
+        if _getitimer is None or not hasattr(signal, "setitimer"):  # pragma: no cover - Windows
+            return
+        for name, signal_name in _TIMERS:
+            which, number = getattr(signal, name, None), getattr(signal, signal_name, None)
+            if which is None or number is None:
+                continue
+            self.which[name], self.labels[name] = which, f"{name} ({signal_name})"
+            if name == "ITIMER_REAL":
+                self.real = which
+            else:
+                self.cpu.append((which, number, frozenset([name])))
+        self.real_pending = frozenset(["ITIMER_REAL"])
+
+    def take(self) -> frozenset[str]:
+        getitimer = _getitimer
+        if getitimer is None or self.real is None:
+            return NO_TIMER
+        state = self.real_pending if getitimer(self.real)[0] else NO_TIMER
+        for which, number, pending in self.cpu:
+            if type(_raw_getsignal(number)) is not int and getitimer(which)[0]:  # an int: SIG_DFL or SIG_IGN
+                state = state | pending
+        return state
+
+    def leaks(self, expected: frozenset[str], current: frozenset[str]) -> list[str]:
+        return sorted(self.labels[name] for name in current - expected)
+
+    def restore(self, expected: frozenset[str], current: frozenset[str]) -> None:
+        for name in current - expected:
+            try:
+                signal.setitimer(self.which[name], 0)
+            except (OSError, ValueError):
+                pass
+
+
+class TempfileDir(Watch):
+    """``tempfile.tempdir``, which the guard points at its own temp dir: a test
+    that assigns it (``None`` too) sends every later ``tempfile`` call of the
+    process elsewhere, out of the temp-dir watch's sight. Reported and put
+    back; a look is one attribute read and an identity test."""
+
+    kind = "tempdir"
 
     def __init__(self, roots: Roots) -> None:
         self.roots = roots
 
+    def take(self) -> Any:
+        return tempfile.tempdir
+
+    def leaks(self, expected: Any, current: Any) -> list[str]:
+        if current is expected or current == expected:
+            return []
+        if current is None:
+            return ["None"]
+        try:
+            text = os.fspath(current)
+        except TypeError:
+            return [label(repr(current))]
+        return [self.roots(os.fsdecode(text))]
+
+    def restore(self, expected: Any, current: Any) -> None:
+        tempfile.tempdir = expected
+
+
+class SysPath(Watch):
+    """``sys.path``, less what pytest itself puts there while the tests run.
+
+    pytest changes it too: importing a test module, a ``conftest.py`` or a
+    package's ``__init__.py`` under the default import mode (``prepend``)
+    inserts the directory above the package (the rootdir for a
+    ``conftest.py`` outside any package) at the front, unless it is first
+    already. Collection does that before the first test (the expected state
+    is taken then); a package's setup imports its ``__init__.py`` again
+    during its first test, and inserts its root once more when another
+    package's root went in front of it since. That change (directories
+    already on the path, put in front of it as they were) is taken as the
+    expected state, not a leak. Under ``append`` pytest appends a directory
+    only when it is not on the path, which collection already did, and
+    ``importlib`` inserts nothing: there no change is pytest's."""
+
+    kind = "syspath"
+
+    def __init__(self, roots: Roots, import_mode: str = "prepend") -> None:
+        self.roots = roots
+        self.import_mode = import_mode
+
     def take(self) -> tuple[str, ...]:
         return tuple(sys.path)
 
+    def _pytests(self, expected: tuple[str, ...], current: tuple[str, ...]) -> bool:
+        """Only what pytest's ``prepend`` import does: roots already on the path, each once, put in front."""
+        added = len(current) - len(expected)
+        if self.import_mode != "prepend" or added <= 0 or current[added:] != expected:
+            return False
+        front = current[:added]
+        return len(set(front)) == added and all(path in expected for path in front)
+
     def leaks(self, expected: tuple[str, ...], current: tuple[str, ...]) -> list[str]:
-        if current == expected:
+        if current == expected or self._pytests(expected, current):
             return []
         added = [p for p in current if p not in expected]
         removed = [p for p in expected if p not in current]
@@ -486,12 +714,16 @@ class Threads(SetWatch):
             self.last = frozenset(t for t in listed if not isinstance(t, threading._DummyThread))
         return self.last
 
-    def settle(self, expected: frozenset[threading.Thread], current: frozenset[threading.Thread]) -> State:
-        """The new threads still alive after the grace period (a bounded wait on each)."""
+    def settle(self, expected: frozenset[threading.Thread], current: frozenset[threading.Thread],
+               ended: float | None = None) -> State:
+        """The new threads still alive after the grace period (a bounded wait on each).
+
+        The period runs from ``ended`` (``time.monotonic()`` when the test
+        ended; now if not given), shared with the other watches that wait."""
         fresh = current - expected
         if not fresh:
             return current
-        deadline = time.monotonic() + self.grace
+        deadline = (time.monotonic() if ended is None else ended) + self.grace
         for thread in fresh:
             thread.join(max(0.0, deadline - time.monotonic()))
         return frozenset(t for t in current if t.is_alive())
@@ -525,9 +757,11 @@ class Children(SetWatch):
         self.last = processes.running_children()
         return self.last
 
-    def settle(self, expected: frozenset[processes.Child], current: frozenset[processes.Child]) -> State:
-        """A child that is exiting gets the grace period too (a poll with a deadline)."""
-        deadline = time.monotonic() + self.grace
+    def settle(self, expected: frozenset[processes.Child], current: frozenset[processes.Child],
+               ended: float | None = None) -> State:
+        """A child that is exiting gets the grace period too (a poll with a deadline),
+        the same period as the threads': from ``ended``, when the test ended."""
+        deadline = (time.monotonic() if ended is None else ended) + self.grace
         while current - expected and time.monotonic() < deadline:
             time.sleep(0.01)
             current = processes.running_children()
@@ -543,3 +777,146 @@ def _program_label(pid: int) -> str:
     if name.startswith("python"):
         return "python"
     return stable(name)
+
+
+# -- process-wide helpers, listening sockets, pending asyncio tasks -------------------------------------------
+# (see flake8_hermetic/guard/helpers.py, sockets.py and tasks.py)
+
+class HelperThreads(Threads):
+    """Threads, less the process-wide helpers: accepted ones (``hermetic_guard_helpers``)
+    are not reported, shared ones (a thread pool's workers) are reported once, against
+    the session; neither is waited for during the grace period."""
+
+    def __init__(self, grace: float, helpers: Any) -> None:
+        super().__init__(grace)
+        self.helpers = helpers
+
+    def _helper(self, thread: threading.Thread) -> bool:
+        target = _thread_label(thread)
+        return self.helpers.accepts(thread.name, target) or self.helpers.shared_thread(target)
+
+    def settle(self, expected: frozenset[threading.Thread], current: frozenset[threading.Thread],
+               *args: Any, **kwargs: Any) -> State:
+        helpers = frozenset(t for t in current - expected if self._helper(t))
+        return super().settle(expected | helpers, current, *args, **kwargs)
+
+    def leaks(self, expected: frozenset[threading.Thread], current: frozenset[threading.Thread]) -> list[str]:
+        found = []
+        for thread in current - expected:
+            if not thread.is_alive():
+                continue
+            target = _thread_label(thread)
+            if self.helpers.accepts(thread.name, target):
+                continue
+            if self.helpers.shared_thread(target):
+                self.helpers.home(self.kind, target)
+                continue
+            found.append(target)
+        return sorted(found)
+
+
+def _command(pid: int) -> tuple[str, str]:
+    argv = processes.command_line(pid)
+    return (os.path.basename(argv[0]) if argv else "", " ".join(argv))
+
+
+class HelperChildren(Children):
+    """Children, less the accepted process-wide helpers (multiprocessing's resource
+    tracker and forkserver, and those named in ``hermetic_guard_helpers``); with
+    orphaned descendants kept as this process's own where Linux allows it
+    (see :func:`flake8_hermetic.guard.processes.keep_orphans`)."""
+
+    def __init__(self, grace: float, helpers: Any) -> None:
+        super().__init__(grace)
+        self.helpers = helpers
+
+    def _accepted(self, child: processes.Child) -> bool:
+        return bool(self.helpers.accepts_child(child, lambda: _command(child[0])))
+
+    def settle(self, expected: frozenset[processes.Child], current: frozenset[processes.Child],
+               ended: float | None = None) -> State:
+        """As :meth:`Children.settle`, not waiting for accepted helpers (asked at each
+        poll: a child just forked still has its parent's command line until it execs)."""
+        deadline = (time.monotonic() if ended is None else ended) + self.grace
+        while any(not self._accepted(c) for c in current - expected) and time.monotonic() < deadline:
+            time.sleep(0.01)
+            current = processes.running_children()
+        self.last = current
+        return current
+
+    def leaks(self, expected: frozenset[processes.Child], current: frozenset[processes.Child]) -> list[str]:
+        return sorted(_program_label(child[0]) for child in current - expected if not self._accepted(child))
+
+
+class ListeningSockets(SetWatch):
+    """Sockets of this process that listen (TCP, unix) or hold a fixed port (UDP).
+
+    A look is one ``stat`` when the number of descriptors did not move (see
+    :mod:`flake8_hermetic.guard.sockets`); a socket is not closed by the guard
+    (another test may use it), it is adopted once reported."""
+
+    kind = "sockets"
+    restorable = False
+
+    def __init__(self, roots: Roots) -> None:
+        from flake8_hermetic.guard import sockets
+
+        self.sockets = sockets
+        self.roots = roots
+        self.proc = sockets.has_proc()
+        self.count = sockets.descriptor_counter()
+        self.ephemeral = sockets.ephemeral_ports()
+        self.seen = -2  # the number of descriptors at the last reading
+        self.inodes: frozenset[int] = frozenset()
+        self.last: frozenset[tuple[int, str]] = frozenset()
+
+    def _path(self, path: str) -> str:
+        return stable(path) if path.startswith("@") else self.roots(path)
+
+    def take(self) -> frozenset[tuple[int, str]]:
+        count = self.count
+        if count is None:
+            return self.last
+        try:
+            now = count()
+        except Exception:  # noqa: BLE001 - psutil's answer where there is no /proc: look the next time
+            now = -1
+        if now == self.seen and now >= 0:
+            return self.last
+        self.seen = now
+        if not self.proc:
+            found = frozenset(self.sockets.listening_psutil(self.ephemeral, self._path))
+        else:
+            inodes = self.sockets.socket_inodes()
+            if inodes == self.inodes:
+                return self.last
+            self.inodes = inodes
+            found = frozenset(self.sockets.listening(inodes, self.ephemeral, self._path))
+        if found != self.last:
+            self.last = found
+        return self.last
+
+    def leaks(self, expected: frozenset[tuple[int, str]], current: frozenset[tuple[int, str]]) -> list[str]:
+        return sorted(what for _, what in current - expected)
+
+
+class PendingTasks(Watch):
+    """Asyncio tasks found pending when their loop closed (see :mod:`flake8_hermetic.guard.tasks`):
+    the state is how many were found so far, one ``len`` a look."""
+
+    kind = "tasks"
+    restorable = False
+
+    def __init__(self) -> None:
+        from flake8_hermetic.guard import tasks
+
+        self.tasks = tasks
+        self.found = tasks.FOUND
+
+    def take(self) -> int:
+        if not self.tasks._ORIGINAL and "asyncio" in sys.modules:
+            self.tasks.install()
+        return len(self.found)
+
+    def leaks(self, expected: int, current: int) -> list[str]:
+        return list(self.found[expected:current]) if current > expected else []

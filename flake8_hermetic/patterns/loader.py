@@ -26,7 +26,7 @@ from flake8_hermetic.patterns.matching import (
 MAX_BYTES = 4 * 1024 * 1024
 MAX_NODES = 100_000
 SURROGATE = re.compile("[\ud800-\udfff]")
-EXTRA_HINT = "pip install 'flake8-hermetic[patterns]'"
+EXTRA_HINT = "pip install 'ast-grep-py>=0.30' 'PyYAML>=6'"  # the extra's packages: the pack itself is not on PyPI yet
 CODE_FORM = re.compile(r"HRM8[0-9][0-9]")  # used with fullmatch
 CONSTRAINT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 FILE_KEYS = ("rules",)
