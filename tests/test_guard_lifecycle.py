@@ -60,7 +60,9 @@ def system_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 # -- hermetic_guard_grace ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", ["abc", "", "inf", "1e300", "-1", "nan", "601"])
+@pytest.mark.parametrize("value", [pytest.param(value, id=name) for value, name in [
+    ("abc", "word"), ("", "empty"), ("inf", "inf"), ("1e300", "huge"), ("-1", "negative"), ("nan", "nan"),
+    ("601", "over-the-bound")]])
 def test_a_grace_that_is_not_seconds_from_0_to_600_is_a_usage_error_naming_the_key(
     pytester: pytest.Pytester, value: str
 ) -> None:
@@ -82,7 +84,8 @@ def test_a_bad_grace_stops_an_xdist_run_before_any_test_and_an_override_is_named
     assert "passed" not in result.stdout.str()
 
 
-@pytest.mark.parametrize("value", ["0", "0.2", "600"])
+@pytest.mark.parametrize("value", [pytest.param("0", id="zero"), pytest.param("0.2", id="fraction"),
+                                   pytest.param("600", id="the-bound")])
 def test_a_grace_from_0_to_600_is_taken(pytester: pytest.Pytester, value: str) -> None:
     pytester.makeini(f"[pytest]\nhermetic_guard_grace = {value}\n")
     pytester.makepyfile(test_one="def test_one():\n    pass\n")
@@ -92,6 +95,13 @@ def test_a_grace_from_0_to_600_is_taken(pytester: pytest.Pytester, value: str) -
 
 
 # -- the per-process temp dir ------------------------------------------------------------------------
+
+
+def make_kept(directories: list[Path]) -> None:
+    """Directories with a file a sweep must not remove."""
+    for directory in directories:
+        directory.mkdir()
+        (directory / "data").write_text("keep", encoding="utf-8")
 
 
 def dead_pid() -> int:
@@ -126,9 +136,7 @@ def test_a_dead_runs_temp_dir_is_removed_by_the_next_run_and_nothing_else(
     live = system_tmp / f"{GUARD_DIR}run-{os.getpid()}-abcd1234"  # a live process's: kept
     locked = system_tmp / f"{GUARD_DIR}gw0-{dead}-locked00"  # its pid gone here, but a process holds the lock
     victim = tmp_path / "victim"
-    for directory in (live, locked, victim):
-        directory.mkdir()
-        (directory / "data").write_text("keep", encoding="utf-8")
+    make_kept([live, locked, victim])
     (system_tmp / f"{GUARD_DIR}run-{dead}-symlink0").symlink_to(victim)  # not a directory of ours
     (system_tmp / f"{GUARD_DIR}run-{dead}-notadir0").write_text("", encoding="utf-8")
     (system_tmp / f"{GUARD_DIR}old-style").mkdir()  # no pid in the name: an earlier version's, left alone

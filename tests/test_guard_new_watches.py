@@ -10,9 +10,13 @@ either, which the run says.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +51,7 @@ def _abstract_unix_sockets() -> bool:
 PSUTIL_READS_PROC = _psutil_reads_proc()
 ABSTRACT_UNIX = _abstract_unix_sockets()
 SUBREAPER = processes.can_keep_orphans()
+PROC_CHILDREN = processes._has_proc_children()
 
 
 def guarded(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -181,6 +186,34 @@ def test_a_look_with_no_new_descriptor_reads_no_socket_table(monkeypatch: pytest
     assert watch.take() == first
 
 
+def open_one_of_each(stack: contextlib.ExitStack) -> None:
+    """A TCP server on an ephemeral port, a UDP socket on a fixed one, an abstract unix server."""
+    stack.enter_context(socket.create_server(("127.0.0.1", 0)))
+    for port in range(20600, 21000):  # below the ephemeral range
+        udp = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+        try:
+            udp.bind(("127.0.0.1", port))
+            break
+        except OSError:
+            continue
+    unix = stack.enter_context(socket.socket(socket.AF_UNIX))
+    unix.bind(f"\0hermetic-guard-each-{os.getpid()}")
+    unix.listen()
+
+
+@pytest.mark.skipif(not (ABSTRACT_UNIX and PSUTIL_READS_PROC), reason="needs /proc/net, psutil and abstract sockets")
+def test_psutil_names_the_sockets_as_the_kernel_tables_do() -> None:
+    ephemeral = sockets.ephemeral_ports()
+    with contextlib.ExitStack() as stack:
+        open_one_of_each(stack)
+        by_tables = sorted(what for _, what in sockets.listening(sockets.socket_inodes(), ephemeral, str))
+        by_psutil = sorted(what for _, what in sockets.listening_psutil(ephemeral, str))
+    assert by_psutil == by_tables
+    assert [what.split()[0] for what in by_tables] == ["tcp", "udp", "unix"]
+    assert by_tables[0] == "tcp 127.0.0.1:* listening"
+    assert by_tables[2] == f"unix @hermetic-guard-each-{os.getpid()} listening"
+
+
 # -- process-wide helpers -------------------------------------------------------------------------------------
 
 SHARED_POOL = """
@@ -307,6 +340,49 @@ def test_a_grandchild_whose_parent_exited_is_still_found_at_its_test(
         "test_orphan.py::test_double_fork: HRM612 left a child process running: python; wait for it or kill it"]
 
 
+MIDDLE_THEN_EXIT = (
+    "import subprocess, sys, time; "
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(1)']); "
+    "print(child.pid, flush=True); time.sleep(0.5)"
+)
+
+
+def wait_until(condition: object, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def state_of(pid: int) -> str:
+    stat = processes._proc_stat(pid)
+    return stat[0] if stat else "gone"
+
+
+@pytest.mark.skipif(not (SUBREAPER and PROC_CHILDREN), reason="no child subreapers or /proc children files here")
+def test_an_orphan_seen_as_a_grandchild_is_reaped_when_it_exits_and_a_child_never() -> None:
+    put_back = processes.keep_orphans()
+    try:
+        middle = subprocess.Popen([sys.executable, "-c", MIDDLE_THEN_EXIT], stdout=subprocess.PIPE, text=True)
+        own = subprocess.Popen([sys.executable, "-c", "pass"])
+        try:
+            grandchild = int(middle.stdout.readline())  # type: ignore[union-attr]
+            assert grandchild in {pid for pid, _ in processes.running_children()}  # seen below its parent
+            assert middle.wait(timeout=60) == 0
+            assert wait_until(lambda: state_of(grandchild) == "Z" and state_of(own.pid) == "Z")  # both ours now
+            assert processes.running_children() == frozenset()
+            assert state_of(grandchild) == "gone"  # the orphan is reaped
+            assert state_of(own.pid) == "Z"  # a child of our own is left for its Popen
+        finally:
+            own.wait(timeout=60)
+            middle.stdout.close()  # type: ignore[union-attr]
+    finally:
+        put_back()
+    assert own.returncode == 0
+
+
 # -- an asyncio task pending when its loop closes (HRM614) ----------------------------------------------------
 
 PENDING_TASK_TESTS = """
@@ -360,3 +436,41 @@ def test_a_task_pending_at_its_loop_s_close_is_its_test_s_with_what_it_does(pyte
         "test_tasks.py::test_detaches_a_task: HRM614 left an asyncio task pending when its event loop closed: "
         "test_tasks.flush_on_exit; await or cancel it before the loop closes",
     ]
+
+
+# -- the same findings with -n 0 and -n 2 ---------------------------------------------------------------------
+
+ONE_SERVER_TESTS = """
+import socket
+
+HELD = []
+
+
+def test_leaves_a_server():
+    HELD.append(socket.create_server(("127.0.0.1", 0)))
+"""
+
+
+@pytest.mark.skipif(not SUBREAPER, reason="no child subreapers here (Linux's prctl)")
+def test_the_new_watches_find_the_same_with_and_without_xdist(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    monkeypatch.setenv("ORPHAN_PIDS", str(pids))
+    pytester.makepyfile(sharedlib=SHARED_POOL, test_pool=POOL_TESTS, test_tasks=PENDING_TASK_TESTS,
+                        test_orphan=DOUBLE_FORK_TESTS, test_server=ONE_SERVER_TESTS)
+    try:
+        plain = guarded(pytester, "-p", "no:xdist")
+        (pytester.path / "flushed-late.txt").unlink()  # the residue the run found: gone, as in a fresh checkout
+        spread = guarded(pytester, "-n", "2")
+    finally:
+        for name in os.listdir(pids):
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except OSError:  # gone already
+                pass
+    plain.assert_outcomes(passed=12)
+    spread.assert_outcomes(passed=12)
+    assert len(helper_findings(plain)) == 5  # orphan, server, task and its late write, the shared pool once
+    assert helper_findings(spread) == helper_findings(plain)

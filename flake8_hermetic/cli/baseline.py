@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +39,7 @@ class Renames:
     gone: Sequence[str]
     changes: history.Changes | None
 
-    def git_moves(self, exists: Any) -> list[ratchet.Move]:
+    def git_moves(self, exists: Callable[[str], bool]) -> list[ratchet.Move]:
         renames = self.changes.renames if self.changes is not None else {}
         return [ratchet.Move(old, renames[old], "git") for old in self.gone if old in renames
                 and exists(renames[old])]
@@ -249,7 +249,7 @@ def command_baseline_check(args: argparse.Namespace) -> int:
         print(message)
     if problems:
         return 1
-    judged = sum(1 for entry in baseline.entries if ratchet.is_judged(entry, current))
+    judged = sum(1 for entry in moved.entries if ratchet.is_judged(entry, current))
     verdict = f"{judged} judged, all current" if judged or not baseline.entries else "none judged"
     print(f"{shown}: {len(baseline.entries)} entries, {verdict} ({_covered(result)})")
     return 0

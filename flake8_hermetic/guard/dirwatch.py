@@ -142,9 +142,12 @@ class Notifier:
         Answered from the last reading (:meth:`look`); an asker that was
         answered from that reading already (nobody looked since: a watch
         asked on its own, outside a look) reads the events first."""
-        if self.fd >= 0 and self._forked():
-            self.forget()
-        self._ask(asker)
+        if self.fd >= 0:
+            if not _GENERATION or _GENERATION[0] is not self.generation:  # ``_forked``, inline: asked every look
+                self.forget()
+            elif self.served.get(asker) == self.reads:
+                self.look()
+            self.served[asker] = self.reads
         if not self.moved:
             return self.moved
         found = self.moved.intersection(directories)

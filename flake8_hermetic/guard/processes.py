@@ -4,7 +4,13 @@
 one read per thread, so a check costs a few reads whatever the host runs
 (``psutil.Process.children()`` reads every process's ``stat`` to build a
 parent map, and is the fallback where there is no ``/proc``, or ``/proc``
-without the children files).
+without the children files). A ``psutil`` that cannot list them either
+(Linux without ``/proc`` mounted) is said to be blind, not taken for "no
+child" (:func:`unwatched_notice`).
+
+On Linux the guarded process is made a child subreaper
+(:func:`keep_orphans`): a grandchild whose parent exited stays among its
+descendants instead of going to init.
 """
 
 from __future__ import annotations
@@ -128,8 +134,9 @@ def keep_orphans() -> Callable[[], None]:
 
     def put_back() -> None:
         global _SUBREAPER
-        _SUBREAPER = False
-        _ORPHANS.clear()
+        _SUBREAPER = bool(previous.value)  # a guarded run inside a guarded run: the outer one's again
+        if not _SUBREAPER:
+            _ORPHANS.clear()
         prctl(PR_SET_CHILD_SUBREAPER, previous.value, 0, 0, 0)
 
     return put_back
