@@ -254,15 +254,15 @@ def test_assigning_tempfile_tempdir_is_reported_and_put_back(pytester: pytest.Py
         import tempfile
 
 
-        def test_points_tempfile_elsewhere(tmp_path):
-            tempfile.tempdir = str(tmp_path)
-
-
         def test_unsets_it():
             tempfile.tempdir = None
 
 
-        def test_residue_after_it():
+        def test_points_tempfile_elsewhere(tmp_path):
+            tempfile.tempdir = str(tmp_path)
+
+
+        def test_residue_after_it():  # made in the guard's directory again, so seen
             tempfile.mkdtemp()
     """)
     result = guarded(pytester, "-p", "no:randomly")
