@@ -30,6 +30,7 @@ raw figures to ``CACHE/results.json``.
 
     python benchmarks/guard_suites.py [--cache DIR] [--project DIR] [--suites attrs,anyio]
                                       [--rounds 5] [--together 5] [--setup-only] [--no-cost]
+                                      [--reuse EARLIER.json [--cost-only]] [--out FILE]
 
 A guarded run exits 1 when the suite leaks: that is the guard's verdict,
 not a failed measurement.
@@ -252,6 +253,13 @@ def cost(python: Path, source: Path, args: list[str], rounds: int, together: int
 
 def measure(suite: Suite, python: Path, source: Path, args: argparse.Namespace) -> dict[str, Any]:
     suite_args = [*COMMON, *suite.args]
+    earlier = {result["suite"]: result for result in args.earlier}
+    if args.cost_only:
+        if suite.key not in earlier:
+            raise SetupError(f"{suite.key}: --cost-only needs its outcomes in --reuse FILE")
+        found = dict(earlier[suite.key])
+        found["cost"] = cost(python, source, suite_args, args.rounds, args.together)
+        return found
     with tempfile.TemporaryDirectory(prefix="guard-suites-", dir=args.cache) as scratch:
         plain = outcome(python, source, suite_args, False, 0, Path(scratch))
         guarded = outcome(python, source, suite_args, True, 0, Path(scratch))
@@ -261,7 +269,9 @@ def measure(suite: Suite, python: Path, source: Path, args: argparse.Namespace) 
                              "grace": args.grace}
     for one in (found["plain"], found["guard"], found["xdist"]):
         one["messages"] = [[*key, message] for key, message in one["messages"].items()]
-    if not args.no_cost:
+    if suite.key in earlier and "cost" in earlier[suite.key]:
+        found["cost"] = earlier[suite.key]["cost"]
+    elif not args.no_cost:
         found["cost"] = cost(python, source, suite_args, args.rounds, args.together)
     return found
 
@@ -337,6 +347,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="the suites' hermetic_guard_grace (none of SUITES sets it: the guard's default)")
     parser.add_argument("--setup-only", action="store_true", help="download, unpack and install; measure nothing")
     parser.add_argument("--no-cost", action="store_true", help="outcomes and findings only")
+    parser.add_argument("--reuse", type=Path, default=None,
+                        help="an earlier results.json: its cost figures are kept (outcomes and findings run again)")
+    parser.add_argument("--cost-only", action="store_true",
+                        help="with --reuse: measure the cost again, keep the outcomes and findings of --reuse")
+    parser.add_argument("--out", type=Path, default=None, help="where the raw figures go (CACHE/results.json)")
     args = parser.parse_args(argv)
     args.cache, args.project = args.cache.resolve(), args.project.resolve()
     if args.cache == args.project or args.project in args.cache.parents:
@@ -349,6 +364,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--suites: unknown {', '.join(unknown)} (known: {', '.join(s.name for s in SUITES)})", file=sys.stderr)
         return 2
     chosen = [suite for suite in SUITES if not names or suite.name in names]
+    try:
+        args.earlier = json.loads(args.reuse.read_text()) if args.reuse else []
+    except (OSError, ValueError) as exc:
+        print(f"--reuse {args.reuse}: {exc}", file=sys.stderr)
+        return 2
     args.cache.mkdir(parents=True, exist_ok=True)
     results, failed = [], 0
     for suite in chosen:
@@ -361,10 +381,15 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{suite.key}: ready ({python})", file=sys.stderr)
         if not args.setup_only:
-            results.append(measure(suite, python, source, args))
+            try:
+                results.append(measure(suite, python, source, args))
+            except (SetupError, subprocess.TimeoutExpired) as exc:
+                print(f"{suite.key}: {exc}", file=sys.stderr)
+                failed = 1
+                continue
             print(row(results[-1]), file=sys.stderr)
     if results:
-        out = args.cache / "results.json"
+        out = args.out or args.cache / "results.json"
         partial = out.with_name(out.name + ".tmp")
         partial.write_text(json.dumps(results, indent=1) + "\n")
         partial.replace(out)

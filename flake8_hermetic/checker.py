@@ -355,13 +355,7 @@ class HermeticChecker:
     def stale_reports(self, stale: list[Entry], settings: Settings) -> Iterator[tuple[int, int, str, type]]:
         if settings.stdin and len(stale) > 1:
             # An editor buffer is often half-written: one line, not a flood.
-            first = stale[0]
-            yield 1, 0, (
-                f"{STALE_CODE} {len(stale)} baseline entries for this file match nothing "
-                f"(first: {baseline_name(self.baseline_path(), settings.config_dir)}:{first.line} "
-                f"{readable(first)}); "
-                "run 'flake8-hermetic baseline prune'"
-            ), type(self)
+            yield 1, 0, f"{STALE_CODE} {stale_summary(stale, self.baseline_path(), settings.config_dir)}", type(self)
             return
         for entry in sorted(stale):
             yield 1, 0, f"{STALE_CODE} {stale_message(entry, self.baseline_path(), settings.config_dir)}", type(self)
@@ -386,6 +380,17 @@ def baseline_name(baseline_path: str, root: str) -> str:
     except ValueError:  # another drive on Windows
         return absolute
     return absolute if relative == ".." or relative.startswith(".." + os.sep) else to_posix(relative)
+
+
+def stale_summary(entries: Sequence[Entry], baseline_path: str, root: str) -> str:
+    """HRM900's one message for all the stale entries of a buffer read from
+    stdin (an editor's, often half-written), the plugin's and ``check``'s."""
+    first = entries[0]
+    return (
+        f"{len(entries)} baseline entries for this file match nothing "
+        f"(first: {baseline_name(baseline_path, root)}:{first.line} {readable(first)}); "
+        "run 'flake8-hermetic baseline prune'"
+    )
 
 
 def stale_message(entry: Entry, baseline_path: str, root: str) -> str:

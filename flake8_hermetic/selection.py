@@ -24,7 +24,6 @@ accepts ``--select=foo`` and then checks nothing).
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -40,6 +39,7 @@ from flake8_hermetic.settings import (
     FLAKE8_KEYS,
     ConfigError,
     _table_line,
+    did_you_mean,
     find_pyproject,
     read_pyproject_table,
 )
@@ -86,12 +86,6 @@ def pack_codes() -> list[str]:
     return sorted({*all_rules(), *runtime_codes(), STALE})
 
 
-def _suggestion(word: str, choices: Sequence[str]) -> str:
-    """`` (did you mean 'X'?)`` for the closest of ``choices``, or ''."""
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def code_problem(code: str, extra: Sequence[str] = ()) -> str:
     """Why ``code`` cannot be a selector (``''``: it can). A selector of the
     pack's (``HRM...``, any case) must be a prefix of one of its codes or of
@@ -112,7 +106,7 @@ def code_problem(code: str, extra: Sequence[str] = ()) -> str:
     if fixed != code and code_problem(fixed, extra) == "":
         suggestion = f" (did you mean {fixed!r}?)"
     else:
-        suggestion = _suggestion(code.upper(), [c for c in known if len(c) == len(code)] or known)
+        suggestion = did_you_mean(code.upper(), [c for c in known if len(c) == len(code)] or known)
     return f"{code!r} is not an error code of the pack (flake8-hermetic){suggestion}"
 
 

@@ -197,11 +197,16 @@ def find_flake8_config(options: argparse.Namespace) -> str | None:
     explicit = preliminary_option(options, "config")
     if explicit:
         return os.path.abspath(explicit)
+    return flake8_config_in(".")
+
+
+def flake8_config_in(directory: str) -> str | None:
+    """The flake8 config file flake8 would find from ``directory`` (absolute), if any."""
     try:
         from flake8.options.config import _find_config_file
     except ImportError:  # pragma: no cover - flake8 moved its internals
         return None
-    found = _find_config_file(os.path.abspath("."))
+    found = _find_config_file(os.path.abspath(directory))
     return os.path.abspath(found) if found else None
 
 
@@ -329,12 +334,17 @@ def _as_flag(value: Any, where: Callable[[], str], spec: OptionSpec) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in configparser.RawConfigParser.BOOLEAN_STATES:
         return configparser.RawConfigParser.BOOLEAN_STATES[value.strip().lower()]
-    close = difflib.get_close_matches(value.strip().lower(), FLAG_WORDS, n=1) if isinstance(value, str) else []
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(value.strip().lower(), FLAG_WORDS) if isinstance(value, str) else ""
     raise ConfigError(f"{where()}: {spec.name}: expected true or false, got {value!r}{hint}")
 
 
 FLAG_WORDS = ("true", "false", "yes", "no", "on", "off")
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """`` (did you mean 'X'?)`` for the closest of ``choices``, or ''."""
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _as_path(value: Any, where: Callable[[], str], spec: OptionSpec, base: str, written: Any = None) -> str:
@@ -368,9 +378,8 @@ def _check_table_keys(table: dict[str, Any], pyproject: str | None, specs: Seque
         if key not in known:
             assert pyproject is not None
             # extend_select, test_files: flake8's config spelling of a key
-            close = difflib.get_close_matches(str(key).replace("_", "-").lower(), names, n=1, cutoff=0.6)
-            hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(names)}"
-            raise ConfigError(f"{_table_line(pyproject, key)}: [tool.{PYPROJECT_TABLE}]: unknown key {key!r} ({hint})")
+            hint = did_you_mean(str(key).replace("_", "-").lower(), names) or f" (known: {', '.join(names)})"
+            raise ConfigError(f"{_table_line(pyproject, key)}: [tool.{PYPROJECT_TABLE}]: unknown key {key!r}{hint}")
 
 
 @dataclass(frozen=True)

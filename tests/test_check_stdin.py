@@ -8,12 +8,14 @@ flake8's own output with the plugin, run on the same project.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import flake8, hermetic, write_tree
+from tests.helpers import TIMEOUT, child_env, flake8, hermetic, write_tree
 
 LEAKY = """\
     from pathlib import Path
@@ -127,6 +129,16 @@ def test_stdin_is_linted_alone(project: Path) -> None:
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == ("flake8-hermetic: '-' (the buffer on standard input) is linted alone; "
                              "give no other PATH with it\n")
+
+
+def test_a_buffer_that_is_not_text_is_one_line_not_a_traceback(project: Path) -> None:
+    args = [sys.executable, "-m", "flake8_hermetic", "check", "--stdin-display-name", "tests/test_app.py", "-"]
+    result = subprocess.run(args, cwd=project, input=b"def test_x():\n    s = '\xff'\n", capture_output=True,
+                            timeout=TIMEOUT, env=child_env(project / ".home"), check=False)
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert result.stderr.decode().splitlines() == [
+        "flake8-hermetic: tests/test_app.py (standard input): cannot decode byte 23: invalid start byte "
+        "(not UTF-8, nor the encoding its coding line declares)"]
 
 
 # -- output flags ------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -318,6 +319,15 @@ def test_after_it():
 """
 
 
+def kill_listed(pids: Path) -> None:
+    """Kill the grandchildren the runs wrote down (``ORPHAN_PIDS``): they outlive the run by design."""
+    for name in os.listdir(pids):
+        try:
+            os.kill(int(name), signal.SIGKILL)
+        except OSError:  # gone already
+            pass
+
+
 @pytest.mark.skipif(not SUBREAPER, reason="no child subreapers here (Linux's prctl)")
 def test_a_grandchild_whose_parent_exited_is_still_found_at_its_test(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -329,11 +339,7 @@ def test_a_grandchild_whose_parent_exited_is_still_found_at_its_test(
     try:
         result = guarded(pytester)
     finally:
-        for name in os.listdir(pids):
-            try:
-                os.kill(int(name), signal.SIGKILL)
-            except OSError:  # gone already
-                pass
+        kill_listed(pids)
     result.assert_outcomes(passed=2)
     assert os.listdir(pids), "the middle process did not start the grandchild"
     assert helper_findings(result) == [
@@ -347,10 +353,10 @@ MIDDLE_THEN_EXIT = (
 )
 
 
-def wait_until(condition: object, timeout: float = 30.0) -> bool:
+def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
+        if condition():
             return True
         time.sleep(0.02)
     return False
@@ -465,11 +471,7 @@ def test_the_new_watches_find_the_same_with_and_without_xdist(
         (pytester.path / "flushed-late.txt").unlink()  # the residue the run found: gone, as in a fresh checkout
         spread = guarded(pytester, "-n", "2")
     finally:
-        for name in os.listdir(pids):
-            try:
-                os.kill(int(name), signal.SIGKILL)
-            except OSError:  # gone already
-                pass
+        kill_listed(pids)
     plain.assert_outcomes(passed=12)
     spread.assert_outcomes(passed=12)
     assert len(helper_findings(plain)) == 5  # orphan, server, task and its late write, the shared pool once

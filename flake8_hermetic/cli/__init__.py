@@ -7,6 +7,7 @@
     flake8-hermetic baseline check [PATH ...]
     flake8-hermetic baseline stats [--by code|file|test|directory] [--top N]
     flake8-hermetic baseline stats --history [--limit N] [--svg FILE] [--chart auto|always|never]
+    flake8-hermetic prove [PATH ...] [--format text|json|github|sarif] [-o FILE] [-- PYTEST_ARGS ...]
     flake8-hermetic rules
     flake8-hermetic explain HRMnnn
 
@@ -29,7 +30,7 @@ from flake8.exceptions import ExecutionError
 
 from flake8_hermetic import __version__
 from flake8_hermetic.baseline.format import BaselineError
-from flake8_hermetic.cli import baseline, check, docs
+from flake8_hermetic.cli import baseline, check, docs, prove
 from flake8_hermetic.cli.common import CommandError, Parser, shown
 from flake8_hermetic.collect import Interrupted, ScanError
 from flake8_hermetic.settings import ConfigError
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command_name", metavar="COMMAND", required=True)
     check.add_parser(commands)
+    prove.add_parser(commands)
     baseline.add_parser(commands)
     docs.add_parser(commands)
     return parser
@@ -65,7 +67,9 @@ def startup_error(exc: Exception) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv, pytest_args = prove.split_pytest_args(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.pytest_args = pytest_args
     try:
         return int(args.handler(args))
     except (BaselineError, ScanError, CommandError) as exc:

@@ -14,7 +14,7 @@ from typing import Any
 from flake8_hermetic import reporting, ruledocs, terminal
 from flake8_hermetic.baseline import ratchet
 from flake8_hermetic.baseline.format import Baseline, Entry, load, write_atomic
-from flake8_hermetic.checker import STALE_CODE, baseline_name, readable, stale_message
+from flake8_hermetic.checker import STALE_CODE, stale_message, stale_summary
 from flake8_hermetic.cli import common
 from flake8_hermetic.cli.baseline import follow_renames
 from flake8_hermetic.collect import Found, Scan
@@ -59,12 +59,7 @@ def _stale_messages(result: Scan, baseline: Baseline, entries: list[Entry]) -> l
     plugin gives it under plain flake8."""
     root = result.settings.config_dir
     if result.settings.stdin and len(entries) > 1:
-        first = entries[0]
-        return [(first, (
-            f"{len(entries)} baseline entries for this file match nothing "
-            f"(first: {baseline_name(baseline.path, root)}:{first.line} {readable(first)}); "
-            "run 'flake8-hermetic baseline prune'"
-        ))]
+        return [(entries[0], stale_summary(entries, baseline.path, root))]
     return [(entry, stale_message(entry, baseline.path, root)) for entry in entries]
 
 
@@ -78,7 +73,7 @@ def _output_arguments(args: argparse.Namespace) -> list[str]:
     if args.color:
         extra.append(f"--color={args.color}")
     # not --output-file: flake8 appends a preliminary option's value after the argv, past the
-    # ``--`` before the paths, where it reads as two more paths (see _output_file)
+    # ``--`` before the paths, where it reads as two more paths (command_check writes it)
     if args.no_baseline:
         extra.append("--hermetic-no-baseline")
     if args.stdin_display_name is not None:
@@ -92,7 +87,7 @@ def _render(args: argparse.Namespace, result: Scan, report: reporting.Report) ->
     statistics = reporting.statistics_lines(report.findings()) if options.statistics else []
     summary = [] if args.quiet else [report.summary()]
     if args.format in ("default", "pylint"):
-        stream = None if _output_file(args) else sys.stdout
+        stream = None if args.output_file else sys.stdout
         color = terminal.use_color(options.color, stream)
         text = reporting.default(report, color=color, show_source=bool(options.show_source),
                                  statistics=bool(options.statistics), pylint=args.format == "pylint",
@@ -110,11 +105,6 @@ def _render(args: argparse.Namespace, result: Scan, report: reporting.Report) ->
     return text, [*statistics, *summary]  # stdout stays one JSON document
 
 
-def _output_file(args: argparse.Namespace) -> str | None:
-    """``-o/--output-file``: the command writes it itself (flake8 does not read it from a config either)."""
-    return args.output_file
-
-
 def _read_stdin(args: argparse.Namespace) -> None:
     """``-`` is the buffer on standard input (flake8's and ruff's ``-``); a
     display name with no PATH reads it too, as ruff's ``--stdin-filename``
@@ -126,6 +116,16 @@ def _read_stdin(args: argparse.Namespace) -> None:
                                   "give no other PATH with it")
     if args.stdin_display_name is not None and not args.stdin_display_name.strip():
         raise common.CommandError("flake8-hermetic: --stdin-display-name: give the buffer's path, not an empty name")
+    if args.paths == ["-"]:
+        from flake8.utils import stdin_get_value
+
+        try:
+            stdin_get_value()  # read once, and kept for flake8 (it caches it): undecodable text is one line here
+        except UnicodeDecodeError as exc:
+            raise common.CommandError(
+                f"flake8-hermetic: {args.stdin_display_name or '-'} (standard input): cannot decode byte "
+                f"{exc.start}: {exc.reason} (not UTF-8, nor the encoding its coding line declares)"
+            ) from None
 
 
 def _project_of(directory: str) -> str | None:
@@ -133,18 +133,12 @@ def _project_of(directory: str) -> str | None:
     the nearer of the flake8 config flake8 finds and the ``pyproject.toml``
     with a ``[tool.flake8-hermetic]`` table."""
     from flake8_hermetic.root import find_pyproject
-    from flake8_hermetic.settings import read_pyproject_table
+    from flake8_hermetic.settings import flake8_config_in, read_pyproject_table
 
     while not os.path.isdir(directory):  # a new buffer in a folder not made yet
         directory = os.path.dirname(directory)
-    found = []
-    try:
-        from flake8.options.config import _find_config_file
-    except ImportError:  # pragma: no cover - flake8 moved its internals
-        pass
-    else:
-        config = _find_config_file(directory)
-        found += [os.path.dirname(os.path.abspath(config))] if config else []
+    config = flake8_config_in(directory)
+    found = [os.path.dirname(config)] if config else []
     pyproject = find_pyproject(directory)
     if pyproject and read_pyproject_table(pyproject):
         found.append(os.path.dirname(pyproject))
@@ -205,7 +199,7 @@ def command_check(args: argparse.Namespace) -> int:
         report = check_report(result, baseline)
     report = shown_as(report)
     text, to_stderr = _render(args, result, report)
-    output_file = _output_file(args)
+    output_file = args.output_file  # -o: written here (flake8 does not read it from a config either)
     if output_file:
         try:
             write_atomic(output_file, text)

@@ -42,8 +42,9 @@ CODES: tuple[RuntimeCode, ...] = (
     RuntimeCode(
         "HRM601", "tmp", "A test left an entry in the temporary directory.",
         "left {what!r} in the temporary directory; remove it, or use tmp_path",
-        "[HRM101](HRM101.md) (a `tempfile` result nobody removes) and [HRM108](HRM108.md) "
-        "(a fixed name in the shared temp dir).",
+        "[HRM101](HRM101.md) (a `tempfile` result nobody removes), [HRM102](HRM102.md) (a removal only "
+        "`tearDown` makes, which a failing `setUp` skips), [HRM103](HRM103.md) (a removal whose errors are "
+        "ignored) and [HRM108](HRM108.md) (a fixed name in the shared temp dir).",
         "Files left in the temp dir pile up on CI hosts, and a later test (or another run on the same host) "
         "that reuses the name reads the previous test's data.",
         "def test_export():\n    path = tempfile.mkdtemp()\n    export(path)",

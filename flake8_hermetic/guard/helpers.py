@@ -35,7 +35,7 @@ class Helpers:
     def __init__(self, accepted: Sequence[str] = ()) -> None:
         self.patterns = tuple(dict.fromkeys([*ACCEPTED, *(p.strip() for p in accepted if p.strip())]))
         self.homed: dict[tuple[str, str], None] = {}  # (kind, what), in the order first seen
-        self._children: dict[Any, bool] = {}  # (pid, start) of the accepted children
+        self._children: set[Any] = set()  # (pid, start) of the accepted children
 
     def accepts(self, *names: str) -> bool:
         return any(fnmatch.fnmatchcase(name, pattern) for name in names if name for pattern in self.patterns)
@@ -46,7 +46,7 @@ class Helpers:
         if child in self._children:
             return True
         if self.accepts(*command()):
-            self._children[child] = True
+            self._children.add(child)
             return True
         return False
 

@@ -185,11 +185,6 @@ def _psutil_state() -> bool | None:
     return _PSUTIL[0]
 
 
-def watchable() -> bool:
-    """Can this process's children be listed here (``/proc``'s children files, or a ``psutil`` that works)?"""
-    return _has_proc_children() or bool(_psutil_state())
-
-
 def unwatched_notice(no_psutil: str) -> str | None:
     """The line a run prints when children could not be listed (``no_psutil`` when psutil is absent), else None."""
     if _has_proc_children():

@@ -315,7 +315,9 @@ class Guard:
         self.leaks: list[Leak] = []
         self.ran: list[str] = []
         self.notes: list[str] = []  # lines for the summary: what the guard could not see
+        self.helpers: helpers.Helpers | None = None  # the process-wide helpers seen (not on the controller)
         self.verdict: Any = None
+        self.error: str | None = None  # the one line of a refused decision (see ``_refuse``)
         self.tmp_watch: watches.Residue | None = None
         self.notifier: dirwatch.Notifier | None = None
         self.audit_before: tuple[frozenset[str], bool] | None = None
@@ -520,7 +522,7 @@ class Guard:
             self._session_residue()
             if self.monitor is not None:  # residue listings that failed (see ``Monitor.notes``)
                 self.notes.extend(self.monitor.notes())
-            if getattr(self, "helpers", None) is not None:
+            if self.helpers is not None:
                 self.leaks.extend(self.helpers.session_leaks())  # shared helpers: found once, against the session
             if self.audit_before is not None:
                 AUDIT.restore(self.audit_before)
@@ -613,7 +615,7 @@ class Guard:
             terminalreporter.write_line(sockets.UNWATCHED, yellow=True)
 
     def _summary(self, terminalreporter: Any) -> None:
-        error = getattr(self, "error", None)
+        error = self.error
         if error:
             terminalreporter.section("hermetic guard", red=True)
             terminalreporter.write_line(f"flake8-hermetic guard: {error}")

@@ -54,10 +54,6 @@ def _finish(task: Any) -> None:
         pass
 
 
-def installed() -> bool:
-    return bool(_ORIGINAL)
-
-
 def install() -> bool:
     """Wrap ``BaseEventLoop.close`` once ``asyncio`` is imported; True when it is wrapped."""
     if _ORIGINAL:

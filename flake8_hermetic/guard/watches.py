@@ -911,7 +911,7 @@ class ListeningSockets(SetWatch):
                 return self.last
             self.inodes = inodes
             found = frozenset(self.sockets.listening(inodes, self.ephemeral, self._path))
-        if found != self.last:
+        if found != self.last:  # an equal set keeps the old object: the look tests identity first
             self.last = found
         return self.last
 
