@@ -56,9 +56,13 @@ def page(rule: type[Rule]) -> str:
     state = "" if rule.default_on else " *(off by default: enable with `--extend-select=" + rule.code + "`)*"
     body = rule.doc()
     heading = f"# {rule.code}: {rule.summary()}{state}"
+    from flake8_hermetic.prove.matching import how_it_is_proven
+
+    proven = how_it_is_proven(rule.code)
     return (
         f"{heading}\n\n## What it does\n{body}\n\n## Files\n{rule.judged_files()}\n\n"
-        f"## Message\n`{rule.code} {rule.message}`\n"
+        + (f"## How it is proven\n{proven}\n\n" if proven else "")
+        + f"## Message\n`{rule.code} {rule.message}`\n"
     )
 
 

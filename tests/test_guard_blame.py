@@ -12,16 +12,16 @@ kind gives the same findings with and without xdist, three runs in a row.
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
 import shutil
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.helpers import write_tree
 from tests.test_guard import LEAKY_CONFTEST, LEAKY_TESTS
 
 pytest_plugins = ["pytester"]
@@ -38,6 +38,20 @@ def guarded(pytester: pytest.Pytester, *args: str, name: str = "report.json") ->
                                            timeout=TIMEOUT)
     data = json.loads(report.read_text(encoding="utf-8"))
     return result, sorted((item["nodeid"], item["code"], item["what"]) for item in data["new"])
+
+
+def fresh_run(pytester: pytest.Pytester, passed: int, *args: str, home: Path | None = None) -> list[Any]:
+    """:func:`guarded`, with the residue of the previous run removed first, and every test passed."""
+    if home is not None:
+        if home.exists():
+            shutil.rmtree(home)
+        home.mkdir()
+    for left in [pytester.path / "build-output.txt", *pytester.path.glob("out-*.txt"),
+                 *pytester.path.glob("tests/out-*.txt")]:
+        left.unlink(missing_ok=True)
+    result, found = guarded(pytester, *args)
+    result.assert_outcomes(passed=passed)
+    return found
 
 
 # -- the queue of directory events is read once per look -------------------------------------------------------
@@ -107,15 +121,8 @@ def test_param(modfix, n):
 def test_a_module_fixture_finalizer_residue_is_found_at_the_same_tests_with_and_without_xdist(
     pytester: pytest.Pytester,
 ) -> None:
-    for name in "abc":
-        pytester.makepyfile(**{f"test_mod_{name}": MODULE_FIXTURE_TESTS.format(name=name)})
-    runs = []
-    for workers in ("0", "2"):
-        for left in pytester.path.glob("out-*.txt"):
-            left.unlink()
-        result, found = guarded(pytester, "-n", workers)
-        result.assert_outcomes(passed=18)
-        runs.append(found)
+    pytester.makepyfile(**{f"test_mod_{name}": MODULE_FIXTURE_TESTS.format(name=name) for name in "abc"})
+    runs = [fresh_run(pytester, 18, "-n", workers) for workers in ("0", "2")]
     assert runs[0] == runs[1]
     assert len(runs[0]) == 21  # 18 of the tests, 3 of the module fixtures' finalizers
     assert ("test_mod_b.py::test_param[5]", "HRM601", "modfix-residue-b") in runs[0]
@@ -179,14 +186,11 @@ SYSPATH_PROJECT = {
 }
 
 
-@pytest.mark.parametrize("mode", ["prepend", "append", "importlib"])
+@pytest.mark.parametrize("mode", [pytest.param(mode, id=mode) for mode in ("prepend", "append", "importlib")])
 def test_what_pytest_puts_on_sys_path_while_it_sets_up_a_package_is_the_expected_state(
     pytester: pytest.Pytester, mode: str
 ) -> None:
-    for relative, text in SYSPATH_PROJECT.items():
-        target = pytester.path / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+    write_tree(pytester.path, SYSPATH_PROJECT)
     result, found = guarded(pytester, f"--import-mode={mode}")
     result.assert_outcomes(passed=3)
     assert found == [("tests/test_y.py::test_leaks", "HRM608", "added /nonexistent/plugins")]
@@ -232,7 +236,7 @@ def test_allows_them_again():
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="descriptor limits as Linux has them")
+@pytest.mark.skipif(importlib.util.find_spec("resource") is None, reason="no descriptor limits to set here")
 def test_a_residue_listing_that_fails_keeps_the_previous_one_looks_again_and_says_so(
     pytester: pytest.Pytester,
 ) -> None:
@@ -302,6 +306,7 @@ def pytest_unconfigure(config):
 MODULE_FIXTURE_LEAKS = """
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -315,7 +320,10 @@ def leaves_at_teardown():
 
 @pytest.mark.parametrize("n", range(4))
 def test_uses_the_module_fixture(leaves_at_teardown, n):
-    os.close(tempfile.mkstemp(suffix=f"-{n}.part")[0])
+    if n % 2:  # the checkout, then the temp dir: each look must read the events before any watch answers
+        (Path(__file__).resolve().parent / f"out-{n}.txt").write_text("x")
+    else:
+        os.close(tempfile.mkstemp(suffix=f"-{n}.part")[0])
 """
 
 MORE_LEAKS = """
@@ -377,16 +385,16 @@ def test_a_suite_that_leaks_every_kind_finds_the_same_with_and_without_xdist_thr
     (pytester.path / "tests" / "test_module_fixture.py").write_text(MODULE_FIXTURE_LEAKS, encoding="utf-8")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GUARD_PROBE", str(probe))
-    runs: list[list[Any]] = []
-    for _ in range(3):
-        for workers in ("0", "2"):
-            shutil.rmtree(home, ignore_errors=True)
-            home.mkdir()
-            (pytester.path / "build-output.txt").unlink(missing_ok=True)
-            result, found = guarded(pytester, "-p", "no:warnings", "-n", workers)
-            result.assert_outcomes(passed=29)
-            runs.append(found)
+    runs = [fresh_run(pytester, 29, "-p", "no:warnings", "-n", workers, home=home)
+            for _ in range(3) for workers in ("0", "2")]
     assert all(run == runs[0] for run in runs), [(Counter(run) - Counter(runs[0]), Counter(runs[0]) - Counter(run))
                                                  for run in runs]
     assert {code for _, code, _ in runs[0]} == {f"HRM6{n:02d}" for n in range(1, 17)}  # every kind
-    assert ("tests/test_module_fixture.py::test_uses_the_module_fixture[3]", "HRM601", "module-finalizer-residue") in runs[0]
+    test = "tests/test_module_fixture.py::test_uses_the_module_fixture"
+    assert [found for found in runs[0] if found[0].startswith(test)] == [
+        (f"{test}[0]", "HRM601", "tmp*-*.part"),
+        (f"{test}[1]", "HRM602", "tests/out-*.txt"),
+        (f"{test}[2]", "HRM601", "tmp*-*.part"),
+        (f"{test}[3]", "HRM601", "module-finalizer-residue"),  # its teardown finalizes the module's fixture
+        (f"{test}[3]", "HRM602", "tests/out-*.txt"),
+    ]

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -319,8 +319,14 @@ def test_after_it():
 """
 
 
-def kill_listed(pids: Path) -> None:
-    """Kill the grandchildren the runs wrote down (``ORPHAN_PIDS``): they outlive the run by design."""
+@pytest.fixture
+def orphan_pids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Where the double-fork tests write their grandchildren's pids (``ORPHAN_PIDS``):
+    those outlive the run by design, and are killed when the test ends."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    monkeypatch.setenv("ORPHAN_PIDS", str(pids))
+    yield pids
     for name in os.listdir(pids):
         try:
             os.kill(int(name), signal.SIGKILL)
@@ -330,18 +336,12 @@ def kill_listed(pids: Path) -> None:
 
 @pytest.mark.skipif(not SUBREAPER, reason="no child subreapers here (Linux's prctl)")
 def test_a_grandchild_whose_parent_exited_is_still_found_at_its_test(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    pytester: pytest.Pytester, orphan_pids: Path
 ) -> None:
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    monkeypatch.setenv("ORPHAN_PIDS", str(pids))
     pytester.makepyfile(test_orphan=DOUBLE_FORK_TESTS)
-    try:
-        result = guarded(pytester)
-    finally:
-        kill_listed(pids)
+    result = guarded(pytester)
     result.assert_outcomes(passed=2)
-    assert os.listdir(pids), "the middle process did not start the grandchild"
+    assert os.listdir(orphan_pids), "the middle process did not start the grandchild"
     assert helper_findings(result) == [
         "test_orphan.py::test_double_fork: HRM612 left a child process running: python; wait for it or kill it"]
 
@@ -458,20 +458,12 @@ def test_leaves_a_server():
 
 
 @pytest.mark.skipif(not SUBREAPER, reason="no child subreapers here (Linux's prctl)")
-def test_the_new_watches_find_the_same_with_and_without_xdist(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    monkeypatch.setenv("ORPHAN_PIDS", str(pids))
+def test_the_new_watches_find_the_same_with_and_without_xdist(pytester: pytest.Pytester, orphan_pids: Path) -> None:
     pytester.makepyfile(sharedlib=SHARED_POOL, test_pool=POOL_TESTS, test_tasks=PENDING_TASK_TESTS,
                         test_orphan=DOUBLE_FORK_TESTS, test_server=ONE_SERVER_TESTS)
-    try:
-        plain = guarded(pytester, "-p", "no:xdist")
-        (pytester.path / "flushed-late.txt").unlink()  # the residue the run found: gone, as in a fresh checkout
-        spread = guarded(pytester, "-n", "2")
-    finally:
-        kill_listed(pids)
+    plain = guarded(pytester, "-p", "no:xdist")
+    (pytester.path / "flushed-late.txt").unlink()  # the residue the run found: gone, as in a fresh checkout
+    spread = guarded(pytester, "-n", "2")
     plain.assert_outcomes(passed=12)
     spread.assert_outcomes(passed=12)
     assert len(helper_findings(plain)) == 5  # orphan, server, task and its late write, the shared pool once

@@ -154,6 +154,15 @@ class Notifier:
         self.moved -= found
         return found
 
+    def moved_in(self, directories: Collection[str]) -> set[str]:
+        """Which of ``directories`` moved, from the last reading (no read: the
+        caller made sure one was made since it last asked, see ``Residue.take``)."""
+        if not self.moved:
+            return self.moved
+        found = self.moved.intersection(directories)
+        self.moved -= found
+        return found
+
     def _forked(self) -> bool:
         """Made in the parent of this forked process: its descriptor is the parent's."""
         return not _GENERATION or _GENERATION[0] is not self.generation

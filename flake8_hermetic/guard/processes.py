@@ -95,17 +95,26 @@ def _reap(pid: int, start: str) -> None:
         pass
 
 
-def can_keep_orphans() -> bool:
-    """Whether this kernel has child subreapers (asked without setting one)."""
+def _subreaper_setting() -> tuple[Callable[..., int], int] | None:
+    """Linux's ``prctl`` and this process's child-subreaper setting, or None
+    where there is no such setting (another system, no ``ctypes``, refused)."""
     if not sys.platform.startswith("linux"):
-        return False
+        return None
     try:
         import ctypes
 
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
         answer = ctypes.c_int(0)
-        return int(ctypes.CDLL(None, use_errno=True).prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(answer), 0, 0, 0)) == 0
+        if prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(answer), 0, 0, 0) != 0:
+            return None
     except (OSError, AttributeError, ImportError):
-        return False
+        return None
+    return prctl, answer.value
+
+
+def can_keep_orphans() -> bool:
+    """Whether this kernel has child subreapers (asked without setting one)."""
+    return _subreaper_setting() is not None
 
 
 def keep_orphans() -> Callable[[], None]:
@@ -117,27 +126,20 @@ def keep_orphans() -> Callable[[], None]:
     def nothing() -> None:
         return None
 
-    if not sys.platform.startswith("linux"):
+    found = _subreaper_setting()
+    if found is None:
         return nothing
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-        previous = ctypes.c_int(0)
-        if prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(previous), 0, 0, 0) != 0:
-            return nothing
-        if prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            return nothing
-    except (OSError, AttributeError, ImportError):
+    prctl, previous = found
+    if prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         return nothing
     _SUBREAPER = True
 
     def put_back() -> None:
         global _SUBREAPER
-        _SUBREAPER = bool(previous.value)  # a guarded run inside a guarded run: the outer one's again
+        _SUBREAPER = bool(previous)  # a guarded run inside a guarded run: the outer one's again
         if not _SUBREAPER:
             _ORPHANS.clear()
-        prctl(PR_SET_CHILD_SUBREAPER, previous.value, 0, 0, 0)
+        prctl(PR_SET_CHILD_SUBREAPER, previous, 0, 0, 0)
 
     return put_back
 

@@ -210,6 +210,7 @@ class Residue(SetWatch):
         # after a failure; the monitor shares one list among its watches and reads it after a look
         self.failures: list[tuple[str, str]] = []
         self.unlisted: set[str] = set()  # directories whose last listing failed
+        self.seen = -1  # the notifier's count of readings at this watch's last take
         _SPARE.keep()
         if notifier is not None:  # watched before the first listing: no change falls between the two
             for directory in directories:
@@ -219,9 +220,16 @@ class Residue(SetWatch):
         notifier = self.notifier
         moved: Any = ()
         if notifier is not None:
-            moved = notifier.changed(self.kind, self.directories)  # one ask a look
-            if self.quiet_when_notified and not moved:
-                return self.state  # every directory watched by the kernel, listed, and no event in them since
+            # answered from the look's one reading of the events (``Monitor`` reads them first); a take
+            # outside a look, with no reading since this watch's last take, reads them itself
+            reads = notifier.reads
+            if reads == self.seen:
+                notifier.look()
+                reads = notifier.reads
+            self.seen = reads
+            if self.quiet_when_notified and not notifier.moved:
+                return self.state  # every directory watched by the kernel, listed, and no event at all since
+            moved = notifier.moved_in(self.directories)
         changed = False
         now = 0.0
         for directory, listing in self.cache.items():

@@ -22,13 +22,13 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import threading
 from typing import Any
 
 import pytest
 
-PLAN_VARIABLE = "HERMETIC_PROVE_PLAN"
+from flake8_hermetic.prove.plan import PLAN_VARIABLE, write_json
+
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR
 
 
@@ -93,6 +93,7 @@ class Recorder:
 
     def line(self, frame_id: int, line: int, watched: _Watched, exception: Any) -> None:
         """A line of a watched code object starts, in the frame ``frame_id``."""
+        __tracebackhide__ = True
         armed = self.armed.get(frame_id)
         if armed is not None:
             owner, target, start, end, handled = armed
@@ -111,6 +112,7 @@ class Recorder:
                     self.armed[frame_id] = (watched, target, start, end, id(exception))
 
     def returned(self, frame_id: int, watched: _Watched | None) -> None:
+        __tracebackhide__ = True
         armed = self.armed.pop(frame_id, None)
         if armed is not None and armed[0] is watched:
             self.fire(armed[1], armed[2])
@@ -122,6 +124,7 @@ class Recorder:
             self.reached[target] = (index, nodeid)
 
     def fire(self, target: int, start: int) -> None:
+        __tracebackhide__ = True  # pytest shows the traceback down to the flagged code's frame
         assert self.current is not None
         self.injected[target] = self.current[1]
         self.injected_here = target
@@ -228,6 +231,7 @@ class Recorder:
         generator = bool(frame.f_code.co_flags & _GENERATOR_FLAGS)
 
         def local(frame: Any, event: str, arg: Any) -> Any:
+            __tracebackhide__ = True
             if event == "line":
                 self.line(id(frame), frame.f_lineno, watched, sys.exc_info()[1])
             elif event == "return" and not generator:
@@ -255,12 +259,14 @@ class Recorder:
             return disable
 
         def line(code: Any, number: int) -> Any:
+            __tracebackhide__ = True
             watched = self.watched(code)
             if watched is not None:
                 self.line(id(sys._getframe(1)), number, watched, sys.exception())  # type: ignore[attr-defined]
             return None
 
         def returned(code: Any, offset: int, value: Any) -> Any:
+            __tracebackhide__ = True
             self.returned(id(sys._getframe(1)), self.watched(code))
             return None
 
@@ -269,15 +275,6 @@ class Recorder:
         monitoring.register_callback(tool, events.PY_RETURN, returned)
         monitoring.set_events(tool, events.PY_START)
         self.tool = tool
-
-
-def write_json(path: str, data: Any) -> None:
-    """Write ``data`` to ``path`` atomically (a temporary file beside it, then a rename)."""
-    directory = os.path.dirname(path)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".record-", suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        json.dump(data, stream)
-    os.replace(temporary, path)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -16,9 +16,15 @@ rounds are as many as the most targets any one test has to prove.
 from __future__ import annotations
 
 import ast
+import json
 import os
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
+
+#: the environment variable that names the plan file of a run (read by the plugin)
+PLAN_VARIABLE = "HERMETIC_PROVE_PLAN"
 
 
 @dataclass(frozen=True)
@@ -134,3 +140,11 @@ def rounds(chosen: Mapping[int, str], targets: Iterable[Target]) -> list[dict[in
                 planned.append({})
             planned[index][target_id] = nodeid
     return planned
+
+
+def write_json(path: str, data: Any) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file beside it, then a rename)."""
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".prove-", suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump(data, stream)
+    os.replace(temporary, path)

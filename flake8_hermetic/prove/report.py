@@ -22,7 +22,8 @@ def proof_text(proof: Proof) -> str:
     """``leaks-on-failure in tests/test_x.py::test_y: tmp*``, as the text and the annotations show it."""
     where = f" in {proof.test}" if proof.test and proof.proof not in ("not-reached", "no-runtime-check") else ""
     baselined = " (baselined)" if proof.baselined else ""
-    return f"{proof.proof}{where}: {proof.evidence}{baselined}" if proof.evidence else f"{proof.proof}{where}{baselined}"
+    evidence = f": {proof.evidence}" if proof.evidence else ""
+    return f"{proof.proof}{where}{evidence}{baselined}"
 
 
 def summary(proofs: Sequence[Proof]) -> str:
@@ -35,7 +36,8 @@ def runs_line(runs: Sequence[Run]) -> str:
     """How many runs it took, and each one's wall time (for the cost of a proof)."""
     rounds = len(runs) - 1
     parts = [f"plain run {runs[0].wall:.2f} s"] + [
-        f"round {run.number} {run.wall:.2f} s ({run.injections} injected{', stopped at its time limit' if run.stopped else ''})"
+        f"round {run.number} {run.wall:.2f} s ({run.injections} injected"
+        f"{', stopped at its time limit' if run.stopped else ''})"
         for run in runs[1:]
     ]
     total = sum(run.wall for run in runs)

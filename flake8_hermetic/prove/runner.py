@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flake8_hermetic.collect import Found
-from flake8_hermetic.prove.inject import PLAN_VARIABLE, write_json
 from flake8_hermetic.prove.matching import proven_by
-from flake8_hermetic.prove.plan import Target, Targets, rounds
+from flake8_hermetic.prove.plan import PLAN_VARIABLE, Target, Targets, rounds, write_json
 
 PROOFS = ("leaks", "leaks-on-failure", "no-leak", "not-reached", "no-runtime-check")
 PLUGIN = "flake8_hermetic.prove.inject"
@@ -115,7 +114,8 @@ def run_pytest(settings: Settings, number: int, targets: list[Target], inject: d
     report = os.path.join(directory, "guard.json")
     command = [sys.executable, "-m", "pytest", "-p", PLUGIN, "--hermetic-guard", "--hermetic-no-baseline",
                f"--hermetic-guard-report={report}", "--hermetic-guard-format=json", "-p", "no:cacheprovider",
-               "--continue-on-collection-errors", f"--basetemp={os.path.join(directory, 'basetemp')}", *settings.pytest_args]
+               "--continue-on-collection-errors", f"--basetemp={os.path.join(directory, 'basetemp')}",
+               *settings.pytest_args]
     env = {**os.environ, PLAN_VARIABLE: plan, "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.monotonic()
     stopped = False
@@ -241,7 +241,8 @@ def _injected_proofs(proofs: list[Proof], located: list[Target | None], run: Run
         if what is not None:
             proof.proof, proof.evidence = "leaks-on-failure", what + hung
         else:
-            proof.proof, proof.evidence = "no-leak", "nothing matching leaked, with or without the injected failure" + hung
+            proof.proof = "no-leak"
+            proof.evidence = "nothing matching leaked, with or without the injected failure" + hung
 
 
 def prove(findings: Sequence[tuple[Found, bool]], settings: Settings) -> tuple[list[Proof], list[Run]]:
