@@ -34,6 +34,8 @@ def summary(proofs: Sequence[Proof]) -> str:
 
 def runs_line(runs: Sequence[Run]) -> str:
     """How many runs it took, and each one's wall time (for the cost of a proof)."""
+    if not runs:
+        return "flake8-hermetic prove: no finding of a rule with a runtime counterpart: pytest was not run"
     rounds = len(runs) - 1
     parts = [f"plain run {runs[0].wall:.2f} s"] + [
         f"round {run.number} {run.wall:.2f} s ({run.injections} injected"

@@ -10,6 +10,7 @@ and no bytecode is written, so the project's tree is left as it was.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -104,6 +105,14 @@ def _last_line(path: str) -> str:
     return lines[-1] if lines else ""
 
 
+def _fixed_order(pytest_args: Sequence[str]) -> list[str]:
+    """pytest-randomly would shuffle every run another way: the rounds keep the collection order
+    (unless the arguments say how to run it: ``-p no:randomly``, ``-p randomly``, ``--randomly-seed``)."""
+    if importlib.util.find_spec("pytest_randomly") is None or any("randomly" in arg for arg in pytest_args):
+        return list(pytest_args)
+    return ["-p", "no:randomly", *pytest_args]
+
+
 def run_pytest(settings: Settings, number: int, targets: list[Target], inject: dict[int, str]) -> Run:
     """One guarded pytest run in the project root, with the recorder and its plan."""
     directory = os.path.join(settings.workdir, f"round-{number}")
@@ -115,7 +124,7 @@ def run_pytest(settings: Settings, number: int, targets: list[Target], inject: d
     command = [sys.executable, "-m", "pytest", "-p", PLUGIN, "--hermetic-guard", "--hermetic-no-baseline",
                f"--hermetic-guard-report={report}", "--hermetic-guard-format=json", "-p", "no:cacheprovider",
                "--continue-on-collection-errors", f"--basetemp={os.path.join(directory, 'basetemp')}",
-               *settings.pytest_args]
+               *_fixed_order(settings.pytest_args)]
     env = {**os.environ, PLAN_VARIABLE: plan, "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.monotonic()
     stopped = False
@@ -252,6 +261,9 @@ def prove(findings: Sequence[tuple[Found, bool]], settings: Settings) -> tuple[l
     located = [targets.target(p.found.filename, p.found.line, p.found.col) if proven_by(p.found.code) else None
                for p in proofs]
     every = targets.all()
+    if not every:  # nothing a run could prove: pytest is not started
+        _plain_proofs(proofs, located, Run(0, 0.0, 0, 0))
+        return proofs, []
     plain = run_pytest(settings, 0, every, {})
     _check_plain_run(plain, settings)
     chosen = _plain_proofs(proofs, located, plain)
