@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -67,6 +68,8 @@ def command_prove(args: argparse.Namespace) -> int:
 
     if args.timeout <= 0:
         raise common.CommandError("flake8-hermetic: --timeout: give a number of seconds above 0")
+    if args.output_file and not os.path.isdir(os.path.dirname(os.path.abspath(args.output_file))):
+        raise common.CommandError(f"flake8-hermetic: cannot write {args.output_file}: no such directory")
     findings, result = _findings(args)
     if importlib.util.find_spec("pytest") is None:
         raise common.CommandError(f"flake8-hermetic: pytest is not installed for {sys.executable}; "

@@ -193,7 +193,9 @@ class Residue(SetWatch):
     """New entries in a few directories: a shallow listing of each, never a walk.
 
     A directory is listed again only when it may have changed: the notifier
-    reported an event in it, or (where it cannot watch it) its mtime moved."""
+    reported an event in it, or (where it cannot watch it) its mtime moved.
+    A listing that fails keeps the previous one, and the directory is listed
+    again at the next look (``failures`` says so to the monitor)."""
 
     restorable = False
 

@@ -72,7 +72,10 @@ class Recorder:
         self.rootdir = ""
         self.alarm: Any = None
         self.injected_here: int | None = None
-        self.tool: int | None = None
+        self.tool: int | None = None  # sys.monitoring's tool id (3.12+)
+        self.tracer: Any = None  # settrace's global function (elsewhere)
+        self.recording = not self.inject  # the plain run: every test is traced
+        self.chosen = set(self.inject.values())
 
     # -- which code objects ---------------------------------------------------------------------------
 
@@ -129,7 +132,7 @@ class Recorder:
         self.injected[target] = self.current[1]
         self.injected_here = target
         self.armed.clear()
-        if self.timeout > 0 and threading.current_thread() is threading.main_thread():
+        if self.timeout > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
             self.start_alarm(target)
         raise HermeticProveInjected(f"injected by flake8-hermetic prove after the statement at line {start}")
 
@@ -173,7 +176,7 @@ class Recorder:
         self.current = (self.positions.get(item.nodeid, sys.maxsize), item.nodeid)
         self.injected_here = None
         self.armed.clear()
-        self.rearm()
+        self.rearm(item.nodeid)
         try:
             yield
         finally:
@@ -201,16 +204,22 @@ class Recorder:
     # -- tracing: installed per interpreter -----------------------------------------------------------
 
     def install(self) -> None:
-        if sys.version_info >= (3, 12):
-            self._install_monitoring()
-        else:
-            sys.settrace(self._global)
-            threading.settrace(self._global)
+        if sys.version_info >= (3, 12) and self._install_monitoring():
+            return
+        self.tracer = self._global()
+        self._trace(self.recording)
 
-    def rearm(self) -> None:
-        """settrace is dropped when its function raises (the injection): put it back for the next test."""
-        if self.tool is None and sys.gettrace() is not self._global:
-            sys.settrace(self._global)
+    def _trace(self, on: bool) -> None:
+        tracer = self.tracer if on else None
+        if sys.gettrace() is not tracer:
+            sys.settrace(tracer)
+        threading.settrace(tracer)  # type: ignore[arg-type]
+
+    def rearm(self, nodeid: str) -> None:
+        """settrace: on for every test of the plain run, for the chosen tests only in an injection
+        round (the others run untraced); and back on after an injection, which dropped it."""
+        if self.tracer is not None:
+            self._trace(self.recording or nodeid in self.chosen)
 
     def uninstall(self) -> None:
         if self.tool is not None:
@@ -220,21 +229,30 @@ class Recorder:
                 monitoring.register_callback(self.tool, event, None)
             monitoring.free_tool_id(self.tool)
             self.tool = None
-        else:
-            sys.settrace(None)
-            threading.settrace(None)  # type: ignore[arg-type]
+        elif self.tracer is not None:
+            self._trace(False)
 
-    def _global(self, frame: Any, event: str, arg: Any) -> Any:
-        watched = self.watched(frame.f_code)
-        if watched is None:
-            return None
-        generator = bool(frame.f_code.co_flags & _GENERATOR_FLAGS)
+    def _global(self) -> Any:
+        """settrace's global function: a local tracer for the frames of the watched code objects only."""
+        cache, watched_of, missing = self.cache, self.watched, object()
 
+        def tracer(frame: Any, event: str, arg: Any) -> Any:
+            code = frame.f_code
+            watched = cache.get(code, missing)
+            if watched is missing:
+                watched = watched_of(code)
+            if watched is None:
+                return None
+            return self._local(watched, bool(code.co_flags & _GENERATOR_FLAGS))
+
+        return tracer
+
+    def _local(self, watched: _Watched, generator: bool) -> Any:
         def local(frame: Any, event: str, arg: Any) -> Any:
             __tracebackhide__ = True
             if event == "line":
                 self.line(id(frame), frame.f_lineno, watched, sys.exc_info()[1])
-            elif event == "return" and not generator:
+            elif event == "return" and not generator:  # a generator's yield reads as a return here
                 self.returned(id(frame), watched)
             elif event == "exception":
                 self.armed.pop(id(frame), None)  # the statement raised: it did not complete
@@ -242,13 +260,11 @@ class Recorder:
 
         return local
 
-    def _install_monitoring(self) -> None:
+    def _install_monitoring(self) -> bool:
         monitoring = sys.monitoring  # type: ignore[attr-defined]
         tool = next((t for t in (4, 3, 5, 2, 1, 0) if monitoring.get_tool(t) is None), None)
-        if tool is None:  # every tool id is taken: fall back to settrace
-            sys.settrace(self._global)
-            threading.settrace(self._global)
-            return
+        if tool is None:  # every tool id is taken: settrace instead
+            return False
         monitoring.use_tool_id(tool, "flake8-hermetic prove")
         events = monitoring.events
         disable = monitoring.DISABLE
@@ -275,6 +291,7 @@ class Recorder:
         monitoring.register_callback(tool, events.PY_RETURN, returned)
         monitoring.set_events(tool, events.PY_START)
         self.tool = tool
+        return True
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -97,12 +97,14 @@ def _guard_leaks(path: str) -> list[tuple[str, str, str]]:
 
 
 def _last_line(path: str) -> str:
+    """The line of a run's output that says what went wrong: its last error line, else its last line."""
     try:
         with open(path, encoding="utf-8", errors="replace") as stream:
             lines = [line.strip() for line in stream if line.strip()]
     except OSError:
         return ""
-    return lines[-1] if lines else ""
+    errors = [line for line in lines if "error" in line.lower()]
+    return (errors or lines)[-1] if lines else ""
 
 
 def _fixed_order(pytest_args: Sequence[str]) -> list[str]:
@@ -111,6 +113,18 @@ def _fixed_order(pytest_args: Sequence[str]) -> list[str]:
     if importlib.util.find_spec("pytest_randomly") is None or any("randomly" in arg for arg in pytest_args):
         return list(pytest_args)
     return ["-p", "no:randomly", *pytest_args]
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """The run and every process it started (its own session), where the platform has process groups."""
+    killpg = getattr(os, "killpg", None)
+    try:
+        if killpg is not None:
+            killpg(process.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows
+            process.kill()
+    except ProcessLookupError:
+        pass
 
 
 def run_pytest(settings: Settings, number: int, targets: list[Target], inject: dict[int, str]) -> Run:
@@ -130,15 +144,15 @@ def run_pytest(settings: Settings, number: int, targets: list[Target], inject: d
     stopped = False
     with open(os.path.join(directory, "stdout"), "wb") as out, open(os.path.join(directory, "stderr"), "wb") as err:
         process = subprocess.Popen(command, cwd=settings.root, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                   stderr=err, start_new_session=True)
+                                   stderr=err, start_new_session=hasattr(os, "killpg"))
         try:
             returncode = process.wait(timeout=settings.limit)
         except subprocess.TimeoutExpired:
             stopped = True
-            os.killpg(process.pid, signal.SIGKILL)
+            _kill(process)
             returncode = process.wait()
         except BaseException:
-            os.killpg(process.pid, signal.SIGKILL)
+            _kill(process)
             process.wait()
             raise
     wall = time.monotonic() - started
