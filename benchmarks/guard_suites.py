@@ -87,7 +87,6 @@ SUITES = [
           ("-m", "not network"), "asyncio and uvloop backends (trio not installed: its parameters skip)"),
     Suite("jinja2", "3.1.6", ("trio",)),
     Suite("more-itertools", "11.2.1", ()),
-    Suite("werkzeug", "3.1.9", ("cffi", "cryptography", "ephemeral-port-reserve", "pytest-timeout", "watchdog")),
     Suite("toolz", "1.2.0", ()),
 ]
 
@@ -255,9 +254,9 @@ def measure(suite: Suite, python: Path, source: Path, args: argparse.Namespace) 
     suite_args = [*COMMON, *suite.args]
     earlier = {result["suite"]: result for result in args.earlier}
     if args.cost_only:
-        if suite.key not in earlier:
-            raise SetupError(f"{suite.key}: --cost-only needs its outcomes in --reuse FILE")
-        found = dict(earlier[suite.key])
+        blank = {"suite": suite.key, "note": suite.note, "args": suite_args, "grace": args.grace,
+                 **dict.fromkeys(("plain", "guard", "xdist"))}
+        found = dict(earlier.get(suite.key) or blank)
         found["cost"] = cost(python, source, suite_args, args.rounds, args.together)
         return found
     with tempfile.TemporaryDirectory(prefix="guard-suites-", dir=args.cache) as scratch:
@@ -335,6 +334,12 @@ def details(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def save(results: list[dict[str, Any]], out: Path) -> None:
+    partial = out.with_name(out.name + ".tmp")
+    partial.write_text(json.dumps(results, indent=1) + "\n")
+    partial.replace(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python benchmarks/guard_suites.py")
     parser.add_argument("--cache", type=Path, default=Path("/work/suites"),
@@ -387,12 +392,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{suite.key}: {exc}", file=sys.stderr)
                 failed = 1
                 continue
-            print(row(results[-1]), file=sys.stderr)
-    if results:
-        out = args.out or args.cache / "results.json"
-        partial = out.with_name(out.name + ".tmp")
-        partial.write_text(json.dumps(results, indent=1) + "\n")
-        partial.replace(out)
+            save(results, args.out or args.cache / "results.json")  # after each suite: a stopped run keeps the rest
+            if results[-1]["plain"] is not None:
+                print(row(results[-1]), file=sys.stderr)
+    if results and results[0]["plain"] is not None:
         print(table(results))
         print(details(results))
     return failed
