@@ -383,6 +383,20 @@ def test_shared_residue_goes_to_one_claim(claims: list[Leak], winner: str) -> No
     assert [leak.nodeid for leak in resolve_claims(claims)] == [winner]
 
 
+def test_a_claim_won_by_time_says_it_is_a_guess_and_a_writer_s_does_not(tmp_path: Path) -> None:
+    by_writer = [claim("t.py::a", 0, 5, 3), claim("t.py::b", 1, 4, 3, wrote=True)]
+    by_time = [claim("t.py::a", 0, 2, 3), claim("t.py::b", 2.5, 4, 3)]
+    for leak in by_time:  # another entry, made by a child process
+        leak.what = leak.claim["entry"] = "child.txt"
+    verdict = decide(by_writer + by_time, ["t.py::a", "t.py::b"], None, str(tmp_path), update=False)
+    messages = {(j.leak.nodeid, j.what, j.guess): j.message for j in verdict.new}
+    assert sorted(messages) == [("t.py::b", "child.txt", True), ("t.py::b", "out.txt", False)]
+    assert "guess" not in messages[("t.py::b", "out.txt", False)]
+    assert "rerun with -n 0" in messages[("t.py::b", "child.txt", True)]
+    report = json.loads(formatted_report(verdict, "json", str(tmp_path)))
+    assert sorted(item["attribution"] for item in report["new"]) == ["exact", "guess"]
+
+
 def test_update_keeps_static_entries_unrun_tests_and_star_entries(tmp_path: Path) -> None:
     baseline = tmp_path / "hermetic-baseline.txt"
     baseline.write_text("\n".join([

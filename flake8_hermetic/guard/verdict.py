@@ -39,6 +39,8 @@ from flake8_hermetic.guard.monitor import Leak
 from flake8_hermetic.testfiles import to_posix
 
 RUNTIME_CODES = frozenset(code.code for code in CODES)
+GUESS_NOTE = (" (which test made it is a guess: no worker's process wrote it, a child did, while this test "
+              "was running; rerun with -n 0 to confirm)")
 SESSION = "."  # the where of residue made outside any test (collection, session end)
 
 
@@ -68,8 +70,14 @@ class Judged:
         return f"{self.path}::{self.scope}" if self.scope else self.path
 
     @property
+    def guess(self) -> bool:
+        """Whether the test was chosen by the time the entry was made (see ``resolve_claims``)."""
+        return bool(self.leak.claim.get("guess"))
+
+    @property
     def message(self) -> str:
-        return BY_CODE[self.code].message.format(what=self.what)
+        text = BY_CODE[self.code].message.format(what=self.what)
+        return text + GUESS_NOTE if self.guess else text
 
 
 @dataclass
@@ -139,7 +147,11 @@ def resolve_claims(leaks: Iterable[Leak]) -> list[Leak]:
             made, start, end = claim.claim["made"], claim.claim["start"], claim.claim["end"]
             return (0 if start <= made <= end else 1, -start if start <= made else start, claim.nodeid)
 
-        kept.append(min(claims, key=rank))
+        chosen = min(claims, key=rank)
+        # no worker's audit hook saw the write (a child process made the entry): the test is
+        # the one that was running when it was made, a guess the finding's message says
+        chosen.claim = {**chosen.claim, "guess": True}
+        kept.append(chosen)
     return kept
 
 
@@ -346,7 +358,7 @@ def _location(j: Judged) -> dict[str, Any]:
 def json_report(verdict: Verdict) -> str:
     def item(j: Judged) -> dict[str, Any]:
         return {"where": line_safe(j.where), "nodeid": line_safe(j.leak.nodeid), "code": j.code, "what": j.what,
-                "message": j.message, **_location(j)}
+                "message": j.message, "attribution": "guess" if j.guess else "exact", **_location(j)}
 
     def entry(e: Entry) -> dict[str, Any]:
         return {"entry": e.render(), "where": e.where, "code": e.code, "what": e.what}
