@@ -31,6 +31,12 @@ raw figures to ``CACHE/results.json``.
     python benchmarks/guard_suites.py [--cache DIR] [--project DIR] [--suites attrs,anyio]
                                       [--rounds 5] [--together 5] [--setup-only] [--no-cost]
                                       [--reuse EARLIER.json [--cost-only]] [--out FILE]
+    python benchmarks/guard_suites.py --show results.json [--show more.json]
+
+``--reuse`` keeps an earlier file's cost figures and runs the outcomes and
+findings again (or, with ``--cost-only``, the reverse), so the slow cost
+rounds and a late pass of findings can be taken at different times;
+``--show`` prints the table of saved files together.
 
 A guarded run exits 1 when the suite leaks: that is the guard's verdict,
 not a failed measurement.
@@ -340,6 +346,15 @@ def save(results: list[dict[str, Any]], out: Path) -> None:
     partial.replace(out)
 
 
+def loaded(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Results read back from JSON: the findings as tuples again."""
+    for result in results:
+        for run in ("plain", "guard", "xdist"):
+            if result.get(run) and result[run].get("findings") is not None:
+                result[run]["findings"] = [tuple(key) for key in result[run]["findings"]]
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python benchmarks/guard_suites.py")
     parser.add_argument("--cache", type=Path, default=Path("/work/suites"),
@@ -356,8 +371,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="an earlier results.json: its cost figures are kept (outcomes and findings run again)")
     parser.add_argument("--cost-only", action="store_true",
                         help="with --reuse: measure the cost again, keep the outcomes and findings of --reuse")
+    parser.add_argument("--show", type=Path, action="append", default=[],
+                        help="print the table of saved results.json files (repeatable); run nothing")
     parser.add_argument("--out", type=Path, default=None, help="where the raw figures go (CACHE/results.json)")
     args = parser.parse_args(argv)
+    if args.show:
+        try:
+            shown = [result for path in args.show for result in loaded(json.loads(path.read_text()))]
+        except (OSError, ValueError) as exc:
+            print(f"--show: {exc}", file=sys.stderr)
+            return 2
+        print(table(shown))
+        print(details(shown))
+        return 0
     args.cache, args.project = args.cache.resolve(), args.project.resolve()
     if args.cache == args.project or args.project in args.cache.parents:
         print(f"--cache {args.cache}: inside the project {args.project}; give a directory outside it",
@@ -370,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     chosen = [suite for suite in SUITES if not names or suite.name in names]
     try:
-        args.earlier = json.loads(args.reuse.read_text()) if args.reuse else []
+        args.earlier = loaded(json.loads(args.reuse.read_text())) if args.reuse else []
     except (OSError, ValueError) as exc:
         print(f"--reuse {args.reuse}: {exc}", file=sys.stderr)
         return 2

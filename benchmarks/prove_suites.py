@@ -139,8 +139,9 @@ def rule_rows(rules: dict[str, dict[str, Any]], label: str = "") -> list[str]:
             continue
         reached = sum(rule[p] for p in REACHED)
         reasons = "; ".join(f"{n} {why}" for why, n in rule["reasons"].most_common())
-        cells = ([label] if label else []) + [code, rule["findings"], reached, rule["leaks"], rule["leaks-on-failure"], rule["no-leak"],
-                 rule["not-reached"] + (f" ({reasons})" if reasons else "")]
+        cells = ([label] if label else []) + [code, rule["findings"], reached, rule["leaks"],
+                                              rule["leaks-on-failure"], rule["no-leak"],
+                                              f"{rule['not-reached']}" + (f" ({reasons})" if reasons else "")]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return lines
 
@@ -211,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="an earlier results.json: its suites are kept, the others run")
     parser.add_argument("--out", type=Path, default=None, help="where the raw figures go (CACHE/results.json)")
     args = parser.parse_args(argv)
-    args.cache, args.project, args.guard_cache = args.cache.resolve(), args.project.resolve(), args.guard_cache.resolve()
+    args.cache, args.project = args.cache.resolve(), args.project.resolve()
+    args.guard_cache = args.guard_cache.resolve()
     if args.cache == args.project or args.project in args.cache.parents:
         print(f"--cache {args.cache}: inside the project {args.project}; give a directory outside it", file=sys.stderr)
         return 2

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from flake8_hermetic.guard import processes, sockets, watches
-from flake8_hermetic.guard.session import UNWATCHED_CHILDREN
+from flake8_hermetic.guard.session import CLEAN, UNWATCHED_CHILDREN
 from tests.test_guard import LEAKY_CONFTEST
 
 pytest_plugins = ["pytester"]
@@ -468,3 +468,49 @@ def test_the_new_watches_find_the_same_with_and_without_xdist(pytester: pytest.P
     spread.assert_outcomes(passed=12)
     assert len(helper_findings(plain)) == 5  # orphan, server, task and its late write, the shared pool once
     assert helper_findings(spread) == helper_findings(plain)
+
+
+# -- a session end with no descriptor left -----------------------------------------------------------------
+
+NO_DESCRIPTOR_LEFT_TESTS = """
+import os
+import resource
+
+HELD = []
+
+
+def test_uses_up_every_descriptor():
+    lowest = os.open(os.devnull, os.O_RDONLY)
+    os.close(lowest)
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (lowest + 1, hard))
+    for _ in range(lowest + 2):  # the holes below the limit, then the one that fails
+        try:
+            HELD.append(open(os.devnull))
+        except OSError:
+            break
+    else:
+        raise AssertionError("the descriptor limit was not reached")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "O_CLOEXEC"), reason="RLIMIT_NOFILE is POSIX")
+@pytest.mark.parametrize("with_baseline", [False, True], ids=["no-baseline", "stale-entry"])
+def test_a_test_that_leaves_no_free_descriptor_does_not_crash_the_session_end(
+    pytester: pytest.Pytester, with_baseline: bool,
+) -> None:
+    pytester.makepyfile(test_fds=NO_DESCRIPTOR_LEFT_TESTS)
+    # hypothesis's plugin imports at the summary, so it would crash there first
+    args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist", "-p", "no:hypothesispytest",
+            "--hermetic-guard"]
+    if with_baseline:  # the whole decision: the baseline found, read and judged
+        (pytester.path / "hermetic-baseline.txt").write_text(
+            "test_fds.py::test_uses_up_every_descriptor\tHRM604\tGONE set\n", encoding="utf-8")
+        expected = "hermetic guard: 0 new, 0 baselined, 1 stale*"
+    else:
+        args.append("--hermetic-no-baseline")
+        expected = CLEAN
+    result = pytester.runpytest_subprocess(*args, timeout=300)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([expected])

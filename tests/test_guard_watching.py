@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from flake8_hermetic.guard import dirwatch, processes, stable, watches
+from flake8_hermetic.guard import residue as residue_module
 from flake8_hermetic.guard.monitor import Monitor
 from flake8_hermetic.guard.session import UNWATCHED_CHILDREN
 from tests.helpers import REPO, TIMEOUT
@@ -53,13 +54,13 @@ def notifier() -> Iterator[dirwatch.Notifier]:
 def listings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The directories the residue watches list, in order."""
     listed: list[str] = []
-    real = watches._listing
+    real = residue_module._listing
 
     def counted(directory: str, ignored: object) -> set[str]:
         listed.append(directory)
         return real(directory, ignored)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(watches, "_listing", counted)
+    monkeypatch.setattr(residue_module, "_listing", counted)
     return listed
 
 

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from flake8_hermetic.guard.audit import AUDIT
-from flake8_hermetic.guard.watches import Residue, Watch
+from flake8_hermetic.guard.residue import Residue
+from flake8_hermetic.guard.watchbase import Watch
 
 
 def code_of(kind: str) -> str:

@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
-from flake8_hermetic.guard import dirwatch, helpers, processes, stable, tasks, watches
+from flake8_hermetic.guard import dirwatch, helpers, processes, residue, stable, tasks, watches
 from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.monitor import Leak, Monitor, code_of
+from flake8_hermetic.safeio import read_regular  # at the end, a test may have left no descriptor to import it
 
 OUTPUT_KEY = "hermetic_guard"
 CLEAN = "hermetic guard: 0 new, 0 baselined, 0 stale"
@@ -375,7 +376,7 @@ class Guard:
             watches.WorkingDirectory(roots), watches.Environment(), watches.Umask(),
             watches.Timers(), watches.SignalHandlers(), watches.TempfileDir(roots),  # timers first
             watches.SysPath(roots, config.getoption("importmode")), watches.WarningFilters(), watches.RootHandlers(),
-            watches.HelperThreads(grace, self.helpers), watches.HelperChildren(grace, self.helpers),
+            watches.Threads(grace, self.helpers), watches.Children(grace, self.helpers),
             watches.ListeningSockets(roots), watches.PendingTasks(),
         ]
         config.add_cleanup(processes.keep_orphans())  # orphaned grandchildren stay ours to see (Linux)
@@ -522,6 +523,7 @@ class Guard:
             self._session_residue()
             if self.monitor is not None:  # residue listings that failed (see ``Monitor.notes``)
                 self.notes.extend(self.monitor.notes())
+            residue.SPARE.release()  # no listing is left to make: the decision gets the reserve descriptor
             if self.helpers is not None:
                 self.leaks.extend(self.helpers.session_leaks())  # shared helpers: found once, against the session
             if self.audit_before is not None:
@@ -544,8 +546,6 @@ class Guard:
         config = self.config
         if self.leaks or config.getoption("hermetic_guard_update") or config.getoption("hermetic_guard_report"):
             return False
-        from flake8_hermetic.safeio import read_regular
-
         try:
             data = read_regular(baseline or "")  # a FIFO or /dev/zero is refused, not read
         except FileNotFoundError:

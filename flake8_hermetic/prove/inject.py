@@ -87,7 +87,8 @@ class Recorder:
         filename = code.co_filename
         real = self.real.get(filename)
         if real is None:
-            real = self.real[filename] = os.path.realpath(filename) if filename[:1] != "<" else filename
+            real = self.real[filename] = filename if filename[:1] == "<" or filename in self.files or os.path.basename(
+                filename) not in {os.path.basename(f) for f in self.files} else os.path.realpath(filename)  # no I/O
         targets = self.by_code.get((real, code.co_name, code.co_firstlineno)) if real in self.files else None
         found = self.cache[code] = _Watched(targets) if targets else None
         return found
