@@ -381,8 +381,16 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as exc:
             print(f"--show: {exc}", file=sys.stderr)
             return 2
-        print(table(shown))
-        print(details(shown))
+        merged: dict[str, dict[str, Any]] = {}
+        for result in shown:  # a later file's outcomes or cost fill in an earlier one's of the same suite
+            entry = merged.setdefault(result["suite"], dict(result))
+            if result.get("plain") is not None:
+                entry.update({k: v for k, v in result.items() if k != "cost"})
+            if "cost" in result:
+                entry["cost"] = result["cost"]
+        complete = [entry for entry in merged.values() if entry.get("plain") is not None]
+        print(table(complete))
+        print(details(complete))
         return 0
     args.cache, args.project = args.cache.resolve(), args.project.resolve()
     if args.cache == args.project or args.project in args.cache.parents:

@@ -385,9 +385,8 @@ def test_shared_residue_goes_to_one_claim(claims: list[Leak], winner: str) -> No
 
 def test_a_claim_won_by_time_says_it_is_a_guess_and_a_writer_s_does_not(tmp_path: Path) -> None:
     by_writer = [claim("t.py::a", 0, 5, 3), claim("t.py::b", 1, 4, 3, wrote=True)]
-    by_time = [claim("t.py::a", 0, 2, 3), claim("t.py::b", 2.5, 4, 3)]
-    for leak in by_time:  # another entry, made by a child process
-        leak.what = leak.claim["entry"] = "child.txt"
+    by_time = [claim("t.py::a", 0, 2, 3), claim("t.py::b", 2.5, 4, 3)]  # another entry, made by a child process
+    by_time[0].what = by_time[1].what = by_time[0].claim["entry"] = by_time[1].claim["entry"] = "child.txt"
     verdict = decide(by_writer + by_time, ["t.py::a", "t.py::b"], None, str(tmp_path), update=False)
     messages = {(j.leak.nodeid, j.what, j.guess): j.message for j in verdict.new}
     assert sorted(messages) == [("t.py::b", "child.txt", True), ("t.py::b", "out.txt", False)]

@@ -49,7 +49,16 @@ def _abstract_unix_sockets() -> bool:
     return True
 
 
+def _descriptor_limit() -> bool:
+    try:
+        import resource
+    except ImportError:
+        return False
+    return hasattr(resource, "RLIMIT_NOFILE")
+
+
 PSUTIL_READS_PROC = _psutil_reads_proc()
+DESCRIPTOR_LIMIT = _descriptor_limit()
 ABSTRACT_UNIX = _abstract_unix_sockets()
 SUBREAPER = processes.can_keep_orphans()
 PROC_CHILDREN = processes._has_proc_children()
@@ -494,23 +503,21 @@ def test_uses_up_every_descriptor():
 """
 
 
-@pytest.mark.skipif(not hasattr(os, "O_CLOEXEC"), reason="RLIMIT_NOFILE is POSIX")
-@pytest.mark.parametrize("with_baseline", [False, True], ids=["no-baseline", "stale-entry"])
+@pytest.mark.skipif(not DESCRIPTOR_LIMIT, reason="no RLIMIT_NOFILE here")
+@pytest.mark.parametrize(("option", "baseline", "summary"), [
+    ("--hermetic-no-baseline", "", CLEAN),  # the file is not read
+    # the whole decision: the baseline found, read and judged
+    ("--hermetic-guard", "test_fds.py::test_uses_up_every_descriptor\tHRM604\tGONE set\n",
+     "hermetic guard: 0 new, 0 baselined, 1 stale*"),
+], ids=["no-baseline", "stale-entry"])
 def test_a_test_that_leaves_no_free_descriptor_does_not_crash_the_session_end(
-    pytester: pytest.Pytester, with_baseline: bool,
+    pytester: pytest.Pytester, option: str, baseline: str, summary: str,
 ) -> None:
     pytester.makepyfile(test_fds=NO_DESCRIPTOR_LEFT_TESTS)
+    (pytester.path / "hermetic-baseline.txt").write_text(baseline, encoding="utf-8")
     # hypothesis's plugin imports at the summary, so it would crash there first
-    args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist", "-p", "no:hypothesispytest",
-            "--hermetic-guard"]
-    if with_baseline:  # the whole decision: the baseline found, read and judged
-        (pytester.path / "hermetic-baseline.txt").write_text(
-            "test_fds.py::test_uses_up_every_descriptor\tHRM604\tGONE set\n", encoding="utf-8")
-        expected = "hermetic guard: 0 new, 0 baselined, 1 stale*"
-    else:
-        args.append("--hermetic-no-baseline")
-        expected = CLEAN
-    result = pytester.runpytest_subprocess(*args, timeout=300)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist",
+                                           "-p", "no:hypothesispytest", "--hermetic-guard", option, timeout=300)
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines([expected])
+    result.stdout.fnmatch_lines([summary])
