@@ -177,14 +177,14 @@ EXPECTED_LEAKS = {
 }
 
 
-def leaky_project(pytester: pytest.Pytester, home: Path) -> None:
+def leaky_project(pytester: pytest.Pytester, home: Path, conftest: str = LEAKY_CONFTEST) -> None:
     pytester.makeini(f"""
         [pytest]
         testpaths = tests
         hermetic_guard_grace = 0.2
         hermetic_guard_home = {home}
     """)
-    pytester.makepyfile(conftest=LEAKY_CONFTEST)
+    pytester.makepyfile(conftest=conftest)
     (pytester.path / "tests").mkdir()
     (pytester.path / "tests" / "test_leaks.py").write_text(LEAKY_TESTS, encoding="utf-8")
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import write_tree
-from tests.test_guard import LEAKY_CONFTEST, LEAKY_TESTS
+from tests.test_guard import LEAKY_CONFTEST, leaky_project
 
 pytest_plugins = ["pytester"]
 
@@ -372,15 +372,7 @@ def test_a_suite_that_leaks_every_kind_finds_the_same_with_and_without_xdist_thr
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     home, probe = tmp_path / "home", tmp_path / "probe.txt"
-    pytester.makeini(f"""
-        [pytest]
-        testpaths = tests
-        hermetic_guard_grace = 0.2
-        hermetic_guard_home = {home}
-    """)
-    pytester.makepyfile(conftest=EVERY_KIND_CONFTEST)
-    (pytester.path / "tests").mkdir()
-    (pytester.path / "tests" / "test_leaks.py").write_text(LEAKY_TESTS, encoding="utf-8")
+    leaky_project(pytester, home, EVERY_KIND_CONFTEST)
     (pytester.path / "tests" / "test_more.py").write_text(MORE_LEAKS, encoding="utf-8")
     (pytester.path / "tests" / "test_module_fixture.py").write_text(MODULE_FIXTURE_LEAKS, encoding="utf-8")
     monkeypatch.setenv("HOME", str(home))
