@@ -52,7 +52,9 @@ EXTRA = [
     Suite("pexpect", "4.9.0", ()),
 ]
 #: the tests proven, where a whole suite takes too long to prove on two shared cores (added to its own args)
-SUBSET = {"anyio": ("tests/test_sockets.py", "tests/test_fileio.py")}
+SUBSET = {"anyio": ("tests/test_sockets.py", "tests/test_fileio.py"),
+          "pexpect": ("tests/test_destructor.py", "tests/test_winsize.py", "tests/test_run.py", "tests/test_pxssh.py",
+                      "tests/test_async.py")}
 PROOFS = ("leaks", "leaks-on-failure", "no-leak", "not-reached", "no-runtime-check")
 REACHED = ("leaks", "leaks-on-failure", "no-leak")
 RUNS = re.compile(r"flake8-hermetic prove: (\d+) injection rounds? after the plain run; plain run ([\d.]+) s;"
@@ -199,6 +201,13 @@ def details(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def save(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    out = args.out or args.cache / "results.json"
+    partial = out.with_name(out.name + ".tmp")
+    partial.write_text(json.dumps(results, indent=1) + "\n")
+    partial.replace(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python benchmarks/prove_suites.py")
     parser.add_argument("--guard-cache", type=Path, default=Path("/work/suites"),
@@ -211,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite-timeout", type=float, default=900.0, help="bound on one suite's prove run")
     parser.add_argument("--no-guarded", action="store_true", help="skip the separate guarded run (cost yardstick)")
     parser.add_argument("--reuse", type=Path, default=None,
-                        help="an earlier results.json: its suites are kept, the others run")
+                        help="an earlier results.json: its suites are kept (unless they failed), the others run")
     parser.add_argument("--out", type=Path, default=None, help="where the raw figures go (CACHE/results.json)")
     args = parser.parse_args(argv)
     args.cache, args.project = args.cache.resolve(), args.project.resolve()
@@ -226,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--suites: unknown {', '.join(unknown)} (known: {', '.join(s.name for s in known)})", file=sys.stderr)
         return 2
     try:
-        earlier = {r["suite"]: r for r in json.loads(args.reuse.read_text())} if args.reuse else {}
+        reused = json.loads(args.reuse.read_text()) if args.reuse else []
+        earlier = {r["suite"]: r for r in reused if not r.get("error")}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"--reuse {args.reuse}: {exc}", file=sys.stderr)
         return 2
@@ -247,11 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         results.append(prove(suite, python, source, args))
         failed |= bool(results[-1].get("error"))
         print(f"{suite.key}: {results[-1].get('error') or results[-1].get('runs')}", file=sys.stderr, flush=True)
+        save(results, args)  # after each suite: a suite that is stopped loses only itself
     if results:
-        out = args.out or args.cache / "results.json"
-        partial = out.with_name(out.name + ".tmp")
-        partial.write_text(json.dumps(results, indent=1) + "\n")
-        partial.replace(out)
         print(tables(results))
         print(details(results))
     return failed
