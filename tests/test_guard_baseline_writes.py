@@ -242,6 +242,28 @@ def test_the_report_replaces_the_old_one_whole(project: Path) -> None:
     assert '"what": "LEAKY_A set"' in report.read_text(encoding="utf-8")
 
 
+LEAVES_WRITER_FILES = """\
+    from pathlib import Path
+
+    ROOT = Path(__file__).resolve().parents[1]
+
+
+    def test_writer_files():
+        # what a baseline writer running beside the tests holds for a moment: its lock and its temp file
+        (ROOT / "hermetic-baseline.txt.lock").write_text("")
+        (ROOT / ".hermetic-baseline.k3j9.tmp").write_text("")
+        (ROOT / "other.lock").write_text("")  # no writer's: a leak
+"""
+
+
+def test_a_baseline_writer_s_lock_and_temp_file_are_no_test_s_residue(tmp_path: Path) -> None:
+    project = write_tree(tmp_path / "proj", {"setup.cfg": "[flake8]\n", "tests/test_w.py": LEAVES_WRITER_FILES})
+    result = guard(project, "--hermetic-guard", "--hermetic-no-baseline", "tests")
+    assert result.returncode == 1, result.stdout
+    found = [line for line in result.stdout.splitlines() if " HRM602 " in line]
+    assert len(found) == 1 and "'other.lock'" in found[0], result.stdout
+
+
 # -- 5. codes the guard does not own ----------------------------------------------------------------------------
 
 def test_an_unknown_runtime_code_is_kept_by_the_update_and_reported(project: Path) -> None:

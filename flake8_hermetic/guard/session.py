@@ -32,7 +32,10 @@ UNWATCHED_CHILDREN = ("hermetic guard: child processes (HRM612) are not watched 
 # checkout entries that tools make on every run: caches, coverage data, the baseline's own temporary file
 DEFAULT_IGNORES = (
     ".pytest_cache", "__pycache__", ".coverage", ".coverage.*", "*.pyc", ".hypothesis",
-    ".mypy_cache", ".ruff_cache", ".hermetic-baseline.*.tmp",
+    ".mypy_cache", ".ruff_cache",
+    # a baseline writer running beside the tests (another run's update, `baseline regenerate`): its
+    # temporary file and the lock of the default baseline, each there only while it writes
+    ".hermetic-baseline.*.tmp", "hermetic-baseline.txt.lock",
 )
 TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
 
