@@ -363,6 +363,9 @@ def test_the_table_is_the_guard_codes_own() -> None:
     assert all(f"[{rule}]" in next(c for c in CODES if c.code == code).prevented_by
                for rule, codes in RUNTIME_OF.items() for code in codes)
     assert proven_by("HRM104") == ()
+    # related on the guard code's page, but no write the guard watches: a read of the home or of the
+    # checkout, a fixed /tmp path outside the guard's own temp dir
+    assert [proven_by(rule) for rule in ("HRM108", "HRM109", "HRM115", "HRM404")] == [(), (), (), ()]
 
 
 def test_rounds_are_as_few_as_the_busiest_test() -> None:

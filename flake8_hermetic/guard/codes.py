@@ -21,6 +21,11 @@ class RuntimeCode:
     why: str
     example: str  # python
     instead: str  # python
+    # the static rules whose hazard is a write of the state this code watches: a finding of theirs that
+    # leaks shows as this code in its test (``flake8-hermetic prove``). Rules ``prevented_by`` names for a
+    # read (of the home, of a path relative to the checkout) or for state outside what the guard watches
+    # (a fixed ``/tmp`` path: the guard's temp dir is its own) are not proven by it.
+    proves: tuple[str, ...] = ()
 
     def page(self) -> str:
         return (
@@ -49,6 +54,7 @@ CODES: tuple[RuntimeCode, ...] = (
         "that reuses the name reads the previous test's data.",
         "def test_export():\n    path = tempfile.mkdtemp()\n    export(path)",
         "def test_export(tmp_path):\n    export(tmp_path)",
+        proves=("HRM101", "HRM102", "HRM103"),
     ),
     RuntimeCode(
         "HRM602", "checkout", "A test left a new entry in the checkout (the rootdir's top level or a test path).",
@@ -60,6 +66,7 @@ CODES: tuple[RuntimeCode, ...] = (
         "def test_build():\n    subprocess.run([\"make\"], check=True)  # writes build/ into the checkout",
         "def test_build(tmp_path):\n"
         "    subprocess.run([\"make\", \"-C\", SRC, f\"O={tmp_path}\"], cwd=tmp_path, check=True)",
+        proves=("HRM106",),
     ),
     RuntimeCode(
         "HRM603", "cwd", "A test left the working directory changed.",
@@ -69,6 +76,7 @@ CODES: tuple[RuntimeCode, ...] = (
         "somewhere else: a failure that depends on test order.",
         "def test_build(tmp_path):\n    os.chdir(tmp_path)",
         "def test_build(tmp_path, monkeypatch):\n    monkeypatch.chdir(tmp_path)",
+        proves=("HRM105",),
     ),
     RuntimeCode(
         "HRM604", "env", "A test left an environment variable set, removed or changed (named, never its value).",
@@ -78,6 +86,7 @@ CODES: tuple[RuntimeCode, ...] = (
         "depending on which test ran before it.",
         "def test_mode():\n    os.environ[\"APP_MODE\"] = \"test\"",
         "def test_mode(monkeypatch):\n    monkeypatch.setenv(\"APP_MODE\", \"test\")",
+        proves=("HRM107",),
     ),
     RuntimeCode(
         "HRM605", "home", "A test left a new entry at the top level of the operator's real home directory.",
@@ -146,6 +155,7 @@ CODES: tuple[RuntimeCode, ...] = (
         "def test_server():\n    threading.Thread(target=serve, daemon=True).start()",
         "def test_server():\n    t = threading.Thread(target=serve)\n    t.start()\n    try:\n        ...\n"
         "    finally:\n        stop()\n        t.join(timeout=10)",
+        proves=("HRM112", "HRM114"),
     ),
     RuntimeCode(
         "HRM612", "children", "A test left a child process running.",
@@ -154,6 +164,7 @@ CODES: tuple[RuntimeCode, ...] = (
         "The process outlives the test: it holds files, ports and CPU, and may write into the next test's directories.",
         "def test_daemon():\n    subprocess.Popen([\"sleep\", \"60\"])",
         "def test_daemon():\n    with subprocess.Popen([\"sleep\", \"60\"]) as proc:\n        ...\n        proc.kill()",
+        proves=("HRM113",),
     ),
     RuntimeCode(
         "HRM613", "sockets", "A test left a socket listening (TCP, unix) or bound to a fixed port (UDP).",
@@ -165,6 +176,7 @@ CODES: tuple[RuntimeCode, ...] = (
         "def test_server():\n    server = socket.create_server((\"127.0.0.1\", 8080))\n    serve_in_background(server)",
         "def test_server():\n    with socket.create_server((\"127.0.0.1\", 0)) as server:\n"
         "        port = server.getsockname()[1]\n        ...",
+        proves=("HRM110",),
     ),
     RuntimeCode(
         "HRM614", "tasks", "A test left an asyncio task pending when its event loop closed.",
@@ -177,6 +189,7 @@ CODES: tuple[RuntimeCode, ...] = (
         "def test_watch(tmp_path):\n    async def main():\n        task = await start_watcher(tmp_path)\n"
         "        task.cancel()\n        await asyncio.gather(task, return_exceptions=True)\n\n"
         "    asyncio.run(main())",
+        proves=("HRM114",),
     ),
     RuntimeCode(
         "HRM615", "timers", "A test left an interval timer pending (`signal.alarm()`, `signal.setitimer()`).",

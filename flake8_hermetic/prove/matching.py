@@ -1,24 +1,23 @@
 """Which runtime guard codes prove a static rule's finding.
 
 One table, derived from the guard's own data: each runtime code's
-``prevented_by`` (:mod:`flake8_hermetic.guard.codes`) links the static rules
-that flag its shape, so HRM601 names HRM101 and HRM108, HRM611 names HRM112
-and HRM114. Plain data: importable without pytest (``ruledocs`` uses it).
+``proves`` (:mod:`flake8_hermetic.guard.codes`) names the static rules whose
+hazard writes the state it watches, so HRM601 proves HRM101, HRM102 and
+HRM103, HRM611 proves HRM112 and HRM114. A rule its page only relates to
+the code (HRM109, a read of the home; HRM108, a fixed ``/tmp`` path outside
+the guard's own temp dir) has no runtime check. Plain data: importable
+without pytest (``ruledocs`` uses it).
 """
 
 from __future__ import annotations
 
-import re
-
 from flake8_hermetic.guard.codes import CODES
-
-_LINK = re.compile(r"\[(HRM[0-9]{3})\]\(")
 
 
 def _table() -> dict[str, tuple[str, ...]]:
     table: dict[str, list[str]] = {}
     for runtime in CODES:
-        for rule in _LINK.findall(runtime.prevented_by):
+        for rule in runtime.proves:
             table.setdefault(rule, []).append(runtime.code)
     return {rule: tuple(sorted(codes)) for rule, codes in sorted(table.items())}
 
