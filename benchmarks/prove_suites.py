@@ -53,8 +53,7 @@ EXTRA = [
 ]
 #: the tests proven, where a whole suite takes too long to prove on two shared cores (added to its own args)
 SUBSET = {"anyio": ("tests/test_sockets.py", "tests/test_fileio.py"),
-          "pexpect": ("tests/test_destructor.py", "tests/test_winsize.py", "tests/test_run.py", "tests/test_pxssh.py",
-                      "tests/test_async.py")}
+          "pexpect": ("tests/test_winsize.py", "tests/test_run.py")}
 PROOFS = ("leaks", "leaks-on-failure", "no-leak", "not-reached", "no-runtime-check")
 REACHED = ("leaks", "leaks-on-failure", "no-leak")
 RUNS = re.compile(r"flake8-hermetic prove: (\d+) injection rounds? after the plain run; plain run ([\d.]+) s;"
@@ -73,10 +72,13 @@ def runs_line(stderr: str) -> dict[str, Any] | None:
 
 
 def reason_kind(evidence: str) -> str:
-    """A not-reached reason, grouped: ``skipped: Requires pyright.`` stays, ``import error: ...`` is cut at ':'."""
+    """A not-reached reason, grouped: ``skipped: Requires pyright.`` stays, ``import error: ...`` is cut at ':',
+    ``reached by TEST in the plain run, but in round N WHY`` loses the test and the round."""
     head, _, rest = evidence.partition(":")
     if head in ("import error", "deselected"):
         return head
+    if evidence.startswith("reached by ") and ", but in round " in evidence:  # reached, yet nothing injected
+        return "reached, not injected: " + re.sub(r"^\d+ ", "", evidence.partition(", but in round ")[2])
     return evidence if len(evidence) <= 80 else evidence[:77] + "..."
 
 
@@ -259,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{suite.key}: {results[-1].get('error') or results[-1].get('runs')}", file=sys.stderr, flush=True)
         save(results, args)  # after each suite: a suite that is stopped loses only itself
     if results:
+        save(results, args)
         print(tables(results))
         print(details(results))
     return failed

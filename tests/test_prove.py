@@ -400,3 +400,35 @@ def test_github_and_sarif_carry_the_proof(tmp_path: Path) -> None:
     line = report.runs_line([Run(0, 1.5, 0, 0), Run(1, 2.25, 3, 1)])
     assert line == ("flake8-hermetic prove: 1 injection round after the plain run; plain run 1.50 s; "
                     "round 1 2.25 s (3 injected); total 3.75 s")
+
+
+LAST_OF_A_GENERATOR = """
+import shutil
+import tempfile
+
+import pytest
+
+
+@pytest.fixture
+def scratch():
+    path = tempfile.mkdtemp()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_uses(scratch):
+    assert scratch
+"""
+
+
+def test_a_statement_that_ends_a_generator_says_why_nothing_was_injected(pytester: pytest.Pytester,
+                                                                          home: Path) -> None:
+    pytester.makepyfile(test_gen=LAST_OF_A_GENERATOR)
+    result = prove(pytester.path, home, "--select=HRM103", "--format=json", "--", "-p", "no:randomly")
+    row = by_line(result.stdout)[("test_gen.py", 11)]
+    assert row["test"] == "test_gen.py::test_uses", result.stderr
+    if sys.version_info >= (3, 12):  # sys.monitoring raises as the generator's frame returns
+        assert row["proof"] == "no-leak", row
+    else:  # settrace sees no event after the generator's last statement that could raise
+        assert row["proof"] == "not-reached", row
+        assert "last statement of a generator or coroutine" in str(row["evidence"]), row

@@ -23,6 +23,7 @@ from typing import Any
 
 from flake8_hermetic.guard.audit import AUDIT
 from flake8_hermetic.guard.residue import Residue
+from flake8_hermetic.guard.stable import stable
 from flake8_hermetic.guard.watchbase import Watch
 
 
@@ -138,7 +139,7 @@ class Monitor:
         if self.held.get(owner) and self.expected is not None:
             self.finalizing[owner] = (dict(self.expected), self.snapshot())
 
-    def release(self, owner: int) -> list[tuple[str, str, bool]]:
+    def release(self, owner: int) -> list[tuple[str, str, bool, str]]:
         """The fixture is finalized: what it held is no longer expected, except
         what another fixture that is still alive holds and the state still
         shows (a fixture set up inside this one's setup, through
@@ -146,9 +147,11 @@ class Monitor:
         two setups is not seen, so what the inner one holds is taken where it
         is still there).
 
-        Returns ``(code, what, own)`` of the leaks present now: ``own`` false
-        for those its finalization made (or left: state its setup made and
-        its finalizers did not undo), true for those the running test had made."""
+        Returns ``(code, what, own, entry)`` of the leaks present now: ``own``
+        false for those its finalization made (or left: state its setup made
+        and its finalizers did not undo), true for those the running test had
+        made; ``entry`` names the entry of a shared directory (xdist), where
+        several entries of one ``what`` may be another worker's, else ``""``."""
         stack = self.held.get(owner)
         if not stack or self.expected is None:
             return []
@@ -174,9 +177,9 @@ class Monitor:
             self.finalizing[other] = (dict(self.expected), self.snapshot())
         return found
 
-    def _finalization(self, held: dict[str, Any], before: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    def _finalization(self, held: dict[str, Any], before: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
         assert self.expected is not None
-        found: list[tuple[str, str, bool]] = []
+        found: list[tuple[str, str, bool, str]] = []
         for look in self.looks:
             look()
         for watch in self.watches:
@@ -188,6 +191,13 @@ class Monitor:
                 # a shared directory (xdist): an entry that appeared during the finalization and that this
                 # process did not write is another worker's, not the finalization's (the claims place it)
                 now = frozenset(entry for entry in now if entry in before[kind] or self._wrote(watch, entry))
+                # one mark per entry, not per ``what``: the entries of one stable name may be this
+                # test's own and another worker's (absorbed into the fixture's hold while its setup ran),
+                # and a mark of the finalization must not land on the entry this test wrote
+                had = before[kind] - held[kind]
+                code = code_of(kind)
+                found += [(code, stable(entry), entry in had, entry) for entry in sorted(now - expected)]
+                continue
             after = Counter(watch.leaks(expected, now))
             if not after:
                 continue
@@ -195,9 +205,9 @@ class Monitor:
             code = code_of(kind)
             for what, count in after.items():
                 made = count - already[what]
-                found += [(code, what, False)] * max(made, 0)
+                found += [(code, what, False, "")] * max(made, 0)
                 if already[what]:
-                    found.append((code, what, True))
+                    found.append((code, what, True, ""))
         return found
 
     # -- one test ------------------------------------------------------------------------------------------

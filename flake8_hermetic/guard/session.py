@@ -330,7 +330,7 @@ class Guard:
         self.pending: list[tuple[Any, dict[str, Any]]] = []  # broader fixtures being set up, with the state before
         self.scopes: dict[Any, str] = {}  # fixturedef -> its scope (the property is an enum lookup)
         # leaks the finalization of a broader fixture made, or found made, in the running test's teardown
-        self.finalized: list[tuple[str, str, bool, dict[str, Any]]] = []
+        self.finalized: list[tuple[str, str, bool, str, dict[str, Any]]] = []
         self.positions: dict[str, int] | None = None  # node id -> index in the collection (same on every worker)
 
     # -- start ---------------------------------------------------------------------------------------------
@@ -479,7 +479,7 @@ class Guard:
                         # finalized while a test is set up: a parametrized fixture it depends on moves on
                         # to its next parameter (pytest names the phase in the environment, at no cost)
                         "switch": os.environ.get("PYTEST_CURRENT_TEST", "").endswith("(setup)")}
-            self.finalized += [(code, what, own, identity) for code, what, own in found]
+            self.finalized += [(code, what, own, entry, identity) for code, what, own, entry in found]
 
     def _mark(self, item: pytest.Item, found: list[Leak]) -> None:
         """Mark the leaks of ``item`` that a broader fixture's finalization made
@@ -489,11 +489,12 @@ class Guard:
         if self.positions is None:
             self.positions = {each.nodeid: index for index, each in enumerate(item.session.items)}
         index = self.positions.get(item.nodeid, -1)
-        for code, what, own, identity in self.finalized:
+        for code, what, own, entry, identity in self.finalized:
             mark = {**identity, "index": index, "own": own}
             for leak in found:
-                if leak.code == code and leak.what == what and (own or not any(
-                        not m["own"] for m in leak.fixtures)):
+                # an entry of a shared directory (xdist) is marked on its own leak, not on another of its name
+                if leak.code == code and leak.what == what and (leak.claim.get("entry") == entry if entry else (
+                        own or not any(not m["own"] for m in leak.fixtures))):
                     leak.fixtures.append(mark)
                     break
         self.finalized = []

@@ -25,6 +25,11 @@ from flake8_hermetic.collect import Found
 from flake8_hermetic.prove.matching import proven_by
 from flake8_hermetic.prove.plan import PLAN_VARIABLE, Target, Targets, rounds, write_json
 
+# settrace (3.10/3.11) sees no event after the last statement of a generator or coroutine that could raise
+NOT_COMPLETED = "it did not complete the statement" + (
+    "" if sys.version_info >= (3, 12) else
+    " (it raised, or it is the last statement of a generator or coroutine, after which Python "
+    f"{sys.version_info[0]}.{sys.version_info[1]} cannot raise)")
 PROOFS = ("leaks", "leaks-on-failure", "no-leak", "not-reached", "no-runtime-check")
 PLUGIN = "flake8_hermetic.prove.inject"
 
@@ -255,7 +260,7 @@ def _injected_proofs(proofs: list[Proof], located: list[Target | None], run: Run
         proof.round = run.number
         test = proof.test
         if str(target.id) not in injected:
-            why = "its round was stopped at its time limit" if run.stopped else "it did not complete the statement"
+            why = "its round was stopped at its time limit" if run.stopped else NOT_COMPLETED
             proof.evidence = f"reached by {test} in the plain run, but in round {run.number} {why}: nothing injected"
             continue
         proof.timed_out = str(target.id) in timed_out
