@@ -21,6 +21,9 @@ from typing import Any
 
 import pytest
 
+from flake8_hermetic.guard.audit import AUDIT
+from flake8_hermetic.guard.monitor import Monitor
+from flake8_hermetic.guard.residue import Residue
 from tests.helpers import write_tree
 from tests.test_guard import LEAKY_CONFTEST, leaky_project
 
@@ -127,6 +130,34 @@ def test_a_module_fixture_finalizer_residue_is_found_at_the_same_tests_with_and_
     assert len(runs[0]) == 21  # 18 of the tests, 3 of the module fixtures' finalizers
     assert ("test_mod_b.py::test_param[5]", "HRM601", "modfix-residue-b") in runs[0]
     assert ("test_mod_b.py::test_param[4]", "HRM601", "tmp*-b-*") in runs[0]
+
+
+def test_a_finalization_under_xdist_marks_the_other_workers_entry_not_the_one_the_test_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the race of the test above, made deterministic: another worker writes out-3.txt while this worker's
+    # module fixture is set up (the fixture's hold takes it), then this worker's test writes out-1.txt and
+    # the fixture is finalized in its teardown. Both entries are 'out-*.txt': the mark that the finalization
+    # left one (the other worker's) must not land on the test's own, or ``one_finalization`` drops it
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    watch = Residue("checkout", {str(checkout): ""}, [])
+    watch.shared = True
+    monitor = Monitor([watch], claims=True)
+    monkeypatch.setattr(AUDIT, "seen", set())
+    monitor.begin()
+    before = monitor.snapshot()
+    (checkout / "out-3.txt").write_text("x")  # the other worker's: this process's audit hook never saw it
+    monitor.hold(1, before, monitor.snapshot())
+    monitor.begin()
+    (checkout / "out-1.txt").write_text("x")
+    AUDIT.seen.add(str(checkout / "out-1.txt"))  # what the worker's audit hook records for its own write
+    monitor.finalizing_starts(1)
+    marks = sorted(monitor.release(1))
+    leaks = monitor.judge("t.py::test_param[1]", "t.py", 0)
+    assert [(leak.claim["entry"], leak.claim["wrote"]) for leak in leaks] == [("out-1.txt", True), ("out-3.txt", False)]
+    # the finalization left the other worker's entry (its hold had it), the test made its own
+    assert marks == [("HRM602", "out-*.txt", False, "out-3.txt"), ("HRM602", "out-*.txt", True, "out-1.txt")]
 
 
 # -- what would blind a look ---------------------------------------------------------------------------------

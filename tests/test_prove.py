@@ -421,8 +421,9 @@ def test_uses(scratch):
 """
 
 
-def test_a_statement_that_ends_a_generator_says_why_nothing_was_injected(pytester: pytest.Pytester,
-                                                                          home: Path) -> None:
+def test_a_statement_that_ends_a_generator_says_why_nothing_was_injected(
+    pytester: pytest.Pytester, home: Path
+) -> None:
     pytester.makepyfile(test_gen=LAST_OF_A_GENERATOR)
     result = prove(pytester.path, home, "--select=HRM103", "--format=json", "--", "-p", "no:randomly")
     row = by_line(result.stdout)[("test_gen.py", 11)]
