@@ -17,13 +17,16 @@ import json
 import shutil
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from flake8_hermetic.guard.audit import AUDIT
-from flake8_hermetic.guard.monitor import Monitor
+from flake8_hermetic.guard.monitor import Leak, Monitor
 from flake8_hermetic.guard.residue import Residue
+from flake8_hermetic.guard.session import Guard
+from flake8_hermetic.guard.verdict import one_finalization, resolve_claims
 from tests.helpers import write_tree
 from tests.test_guard import LEAKY_CONFTEST, leaky_project
 
@@ -158,6 +161,17 @@ def test_a_finalization_under_xdist_marks_the_other_workers_entry_not_the_one_th
     assert [(leak.claim["entry"], leak.claim["wrote"]) for leak in leaks] == [("out-1.txt", True), ("out-3.txt", False)]
     # the finalization left the other worker's entry (its hold had it), the test made its own
     assert marks == [("HRM602", "out-*.txt", False, "out-3.txt"), ("HRM602", "out-*.txt", True, "out-1.txt")]
+    # the session marks them on the test's leaks; the fixture is finalized at index 5 with -n 0 (the other
+    # worker's mark): this worker's mark of what the finalization left is dropped, the test's write stands
+    guard = Guard.__new__(Guard)
+    identity = {"scope": "module", "node": "t.py", "baseid": "", "argname": "modfix", "param": None, "switch": False}
+    guard.positions, guard.finalized = {"t.py::test_param[1]": 1}, [(*mark, identity) for mark in marks]
+    guard._mark(SimpleNamespace(nodeid="t.py::test_param[1]"), leaks)
+    other = Leak("t.py::test_param[5]", "HRM602", "out-*.txt", claim={**leaks[1].claim, "wrote": False},
+                 fixtures=[{**identity, "index": 5, "own": True}])
+    kept = resolve_claims(one_finalization([*leaks, other]))
+    assert sorted((leak.nodeid, leak.claim["entry"], leak.claim.get("guess", False)) for leak in kept) == [
+        ("t.py::test_param[1]", "out-1.txt", False), ("t.py::test_param[5]", "out-3.txt", True)]
 
 
 # -- what would blind a look ---------------------------------------------------------------------------------
