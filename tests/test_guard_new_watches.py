@@ -348,9 +348,13 @@ def test_a_grandchild_whose_parent_exited_is_still_found_at_its_test(
     pytester: pytest.Pytester, orphan_pids: Path
 ) -> None:
     pytester.makepyfile(test_orphan=DOUBLE_FORK_TESTS)
+    unasked = guarded(pytester)  # not a subreaper unless the config asks: the orphan went to init
+    unasked.assert_outcomes(passed=2)
+    assert os.listdir(orphan_pids), "the middle process did not start the grandchild"
+    assert helper_findings(unasked) == []
+    pytester.makeini("[pytest]\nhermetic_guard_orphans = true\n")
     result = guarded(pytester)
     result.assert_outcomes(passed=2)
-    assert os.listdir(orphan_pids), "the middle process did not start the grandchild"
     assert helper_findings(result) == [
         "test_orphan.py::test_double_fork: HRM612 left a child process running: python; wait for it or kill it"]
 
@@ -468,6 +472,7 @@ def test_leaves_a_server():
 
 @pytest.mark.skipif(not SUBREAPER, reason="no child subreapers here (Linux's prctl)")
 def test_the_new_watches_find_the_same_with_and_without_xdist(pytester: pytest.Pytester, orphan_pids: Path) -> None:
+    pytester.makeini("[pytest]\nhermetic_guard_orphans = true\n")
     pytester.makepyfile(sharedlib=SHARED_POOL, test_pool=POOL_TESTS, test_tasks=PENDING_TASK_TESTS,
                         test_orphan=DOUBLE_FORK_TESTS, test_server=ONE_SERVER_TESTS)
     plain = guarded(pytester, "-p", "no:xdist")

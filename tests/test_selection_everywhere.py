@@ -188,8 +188,10 @@ def test_flake8s_own_options_still_filter_the_tables_selection(ruff_team: Path) 
 
 
 def test_python_lsp_server_shows_the_tables_rules(ruff_team: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real python-lsp-server flake8 plugin, where it is installed (it is
-    not in the test extra: the flake8 runs above use the options it passes)."""
+    """The real python-lsp-server flake8 plugin (in the test extra; the flake8
+    runs above use the options it passes, for an environment without it)."""
+    # pylsp's pylint plugin sets this at import, when Config loads the plugins: put back afterwards
+    monkeypatch.setenv("PYGAME_HIDE_SUPPORT_PROMPT", "hide")
     flake8_lint = pytest.importorskip("pylsp.plugins.flake8_lint")
     from unittest import mock
 

@@ -37,6 +37,9 @@ def pytest_addoption(parser: Any) -> None:
     parser.addini("hermetic_guard_helpers", type="linelist", default=[],
                   help="process-wide helpers (globs of a thread's name or target, a child's program or command "
                        "line) the guard accepts; multiprocessing's resource tracker and forkserver always are")
+    parser.addini("hermetic_guard_orphans", type="bool", default=False,
+                  help="make the guarded process a child subreaper (Linux), so a test's orphaned grandchildren "
+                       "are found at their test (off: orphans that exit unseen stay zombies of the run)")
     parser.addini("hermetic_guard_home", default="",
                   help="the operator's real home directory (default: the password database's)")
 

@@ -382,7 +382,8 @@ class Guard:
             watches.Threads(grace, self.helpers), watches.Children(grace, self.helpers),
             watches.ListeningSockets(roots), watches.PendingTasks(),
         ]
-        config.add_cleanup(processes.keep_orphans())  # orphaned grandchildren stay ours to see (Linux)
+        if config.getini("hermetic_guard_orphans"):  # orphaned grandchildren stay ours to see (Linux)
+            config.add_cleanup(processes.keep_orphans())
         config.add_cleanup(tasks.uninstall)
         self.monitor = Monitor(found, claims=self.worker)
         if self.worker or not processes.kernel_counts_children():  # what only the audit hook can tell
