@@ -48,6 +48,9 @@ class Rule:
     #: this rule judges: collected test modules and conftests unless it says
     #: otherwise. The engine runs only the rules of the linted file's role.
     roles: ClassVar[frozenset[Role]] = TEST_CODE
+    #: The keys of the principles (:mod:`flake8_hermetic.principles`) by
+    #: which this rule lets code through; its page lists them.
+    principles: ClassVar[tuple[str, ...]] = ()
 
     __slots__ = ("ctx",)
 
