@@ -20,8 +20,8 @@ from flake8_hermetic.source import source_segment
 from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
+    from flake8_hermetic.options import RuleSettings
     from flake8_hermetic.project import ProjectView
-    from flake8_hermetic.settings import Settings
 
 UNITTEST_METHOD = re.compile(r"^(setUp|tearDown|asyncSetUp|asyncTearDown|test)")
 
@@ -66,7 +66,7 @@ class Context:
         tree: ast.Module,
         lines: Sequence[str],
         path: str,
-        settings: Settings,
+        settings: RuleSettings,
     ) -> None:
         self.tree = tree
         self.lines = lines

@@ -21,7 +21,7 @@ from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
-    from flake8_hermetic.settings import Settings
+    from flake8_hermetic.options import RuleSettings
 
 _LEAVE, _SCOPE_IN, _SCOPE_OUT = range(3)
 #: the node types the walk itself acts on, besides dispatching them
@@ -39,7 +39,7 @@ class CallRoutes:
 
     MAX_ROUTES = 100_000  # a language server lints many files in one process
 
-    def __init__(self, rule_classes: Sequence[type[Rule]], settings: Settings, by_name: bool = True) -> None:
+    def __init__(self, rule_classes: Sequence[type[Rule]], settings: RuleSettings, by_name: bool = True) -> None:
         self.every: list[int] = []
         self.names: dict[str, list[int]] = {}
         self.patterns: list[tuple[str, int]] = []
@@ -75,6 +75,29 @@ class CallRoutes:
             found = self.known[key] = tuple(sorted(wanted))
         return found
 
+    def dispatch(
+        self, node: ast.Call, resolve: Callable[[ast.AST], str | None], call_handlers: Sequence[Callable],
+        listeners: dict[str, list[Callable]], found: list[Violation],
+    ) -> None:
+        """Hand ``node`` to the call handlers its route names, then to the
+        handlers a rule added for its callee while walking (``listeners``,
+        see ``Context.dispatch_calls_to``) that the route did not already
+        name. The callee is resolved once here; the rules' ``call_name()``
+        reads the cache."""
+        func = node.func
+        callee = resolve(func)
+        method = func.attr if type(func) is ast.Attribute else None
+        route = self.known.get((callee, method))
+        if route is None:
+            route = self.route(callee, method)
+        for index in route:
+            found.extend(call_handlers[index](node))
+        if listeners and callee in listeners:
+            routed = [call_handlers[index] for index in route]
+            for handler in listeners[callee]:
+                if handler not in routed:
+                    found.extend(handler(node))
+
 
 class Engine:
     """Instantiates the enabled rules for one file and walks it once."""
@@ -96,13 +119,13 @@ class Engine:
         )
         self._child_fields: dict[type[ast.AST], tuple[str, ...]] = {}
 
-    def _call_routes(self, settings: Settings) -> CallRoutes:
+    def _call_routes(self, settings: RuleSettings) -> CallRoutes:
         routes = self._routes
         if routes is None or routes.settings is not settings:
             routes = self._routes = CallRoutes(self._call_rules, settings, by_name=self._route_calls)
         return routes
 
-    def lint(self, tree: ast.Module, lines: Sequence[str], path: str, settings: Settings) -> list[Violation]:
+    def lint(self, tree: ast.Module, lines: Sequence[str], path: str, settings: RuleSettings) -> list[Violation]:
         ctx = Context(tree, lines, path, settings)
         dispatch = ctx._dispatch
         ctx._skipped.update(self._skipped)
@@ -131,17 +154,19 @@ class Engine:
             ctx._per_function.clear()
         return found
 
-    # complexity: the per-node hot loop of every lint; its per-node steps (dispatch, call routing, children)
-    # stay inline on hoisted locals, a call per node each would cost; the rare steps are helpers below.
-    def _walk(  # noqa: C901
+    def _walk(
         self, tree: ast.Module, ctx: Context, dispatch: dict, found: list[Violation],
         routes: CallRoutes | None = None, call_handlers: Sequence[Callable] = (),
     ) -> None:
+        """The per-node hot loop of every lint: the steps every node takes
+        (dispatch, children) stay inline on hoisted locals; a call's routing
+        is one method call (:meth:`CallRoutes.dispatch`), the rare steps
+        (scopes, imports, assignments in a function) are helpers below."""
         parents = ctx.parents
         resolve = ctx.resolve
         listeners = ctx._call_listeners
-        call_type, attribute_type = (ast.Call if routes is not None else None), ast.Attribute
-        known_routes = routes.known if routes is not None else {}
+        call_type = ast.Call if routes is not None else None
+        dispatch_call = routes.dispatch if routes is not None else None
         skipped = ctx._skipped  # a rule may take a type out of it while walking (dispatch_to)
         visit_leaves = self._visit_leaves
         fields_of = self._child_fields
@@ -174,20 +199,7 @@ class Engine:
                     found.extend(handler(node))
             if node_type in special:
                 if node_type is call_type:
-                    # the callee is resolved once here; the rules' call_name() reads the cache
-                    func = node.func  # type: ignore[attr-defined]
-                    callee = resolve(func)
-                    method = func.attr if type(func) is attribute_type else None
-                    route = known_routes.get((callee, method))
-                    if route is None:
-                        route = routes.route(callee, method)  # type: ignore[union-attr]
-                    for index in route:
-                        found.extend(call_handlers[index](node))
-                    if listeners and callee in listeners:
-                        routed = [call_handlers[index] for index in route]
-                        for handler in listeners[callee]:
-                            if handler not in routed:
-                                found.extend(handler(node))
+                    dispatch_call(node, resolve, call_handlers, listeners, found)  # type: ignore[misc]
                 elif node_type is import_type or node_type is import_from_type:
                     bind_import(ctx, node)
                     continue

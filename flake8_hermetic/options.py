@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 #: How a value is spelt and validated:
 #: "list"     comma-separated words (flake8's own list parsing);
@@ -50,3 +50,14 @@ class OptionSpec:
     def value(self, validated: Any) -> Any:
         """What ``settings.option(name)`` returns for a validated value."""
         return self.convert(validated) if self.convert is not None else validated
+
+
+class RuleSettings(Protocol):
+    """What the rules, their context and the engine read of the settings:
+    the value of a declared option. ``settings.Settings`` implements it; the
+    layers below the settings are typed against this, so that none of them
+    imports ``settings`` (which imports the catalog, and so every rule), not
+    even under ``TYPE_CHECKING`` (``tests/test_layout.py``)."""
+
+    def option(self, name: str) -> Any:
+        """The value of the rule option ``name`` (as its ``convert`` made it)."""

@@ -13,7 +13,7 @@ from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
     from flake8_hermetic.context import Context
-    from flake8_hermetic.settings import Settings
+    from flake8_hermetic.options import RuleSettings
 
 REGISTRY: dict[str, type[Rule]] = {}
 
@@ -91,7 +91,7 @@ class Rule:
         return handled
 
     @classmethod
-    def wanted_calls(cls, settings: Settings) -> frozenset[str] | None:
+    def wanted_calls(cls, settings: RuleSettings) -> frozenset[str] | None:
         """``calls``, for a rule whose callees also come from the settings."""
         return cls.calls
 

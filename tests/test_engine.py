@@ -293,3 +293,32 @@ def test_locals_that_shadow_an_import_are_not_resolved_through_it() -> None:
     assert "subprocess.run" not in seen and "None" in seen  # the parameter, not the module
     assert "environ.update" not in seen and "os.environ.update" not in seen  # the local dict
     assert "os.environ.clear" in seen  # the import, in a function that did not rebind it
+
+
+class Learner(Rule):
+    """Routed ``start`` calls (exact name and ``.begin`` method); learns
+    ``local.Thing`` when it sees ``start()``, and also subscribes to
+    ``start``, which its route already hands it (not registered: no code)."""
+
+    calls = frozenset({"start"})
+    methods = frozenset({"begin"})
+    seen: list[str] = []
+
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        name = self.ctx.call_name(node)
+        Learner.seen.append(f"{node.lineno}:{name}")
+        if name == "start":
+            self.ctx.dispatch_calls_to("local.Thing", self.visit_Call)
+            self.ctx.dispatch_calls_to("start", self.visit_Call)
+        return iter(())
+
+
+@pytest.mark.parametrize("route_calls", [pytest.param(True, id="routed"), pytest.param(False, id="broadcast")])
+def test_calls_go_to_their_route_and_to_listeners_once(route_calls: bool) -> None:
+    text = "local.Thing()\nother()\nstart()\nlocal.Thing()\nstart()\nx.begin()\n"
+    Learner.seen = []
+    engine = Engine([Learner], route_calls=route_calls)
+    engine.lint(ast.parse(text), text.splitlines(True), "tests/test_x.py", Settings())
+    routed = ["3:start", "4:local.Thing", "5:start", "6:x.begin"]
+    # broadcast also hands the calls nothing routes; a listener never doubles a routed handler
+    assert Learner.seen == (routed if route_calls else ["1:local.Thing", "2:other", *routed])

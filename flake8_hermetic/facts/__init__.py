@@ -1,7 +1,7 @@
 """The facts layer: knowledge of test code that more than one rule family uses.
 
 Each module answers one kind of question about a file, given the tree and the
-:class:`~flake8_hermetic.context.Context`:
+:class:`~flake8_hermetic.facts.view.FileView` (the per-file context, as a protocol):
 
 - ``names``: the last name of a callee or attribute, a call's dotted name;
 - ``raising``: a ``with`` that expects a raise (one ``RAISES_METHODS``);
@@ -11,8 +11,10 @@ Each module answers one kind of question about a file, given the tree and the
 - ``processes``, ``argv``, ``cwd_dependence``: child-process calls, the one
   reader of their command line, and whether what they run reads the working
   directory;
-- ``hostpins``: what the conftest chain's autouse fixtures pin.
+- ``hostpins``: what the conftest chain's autouse fixtures pin;
+- ``view``: :class:`FileView`, what a fact may ask of the file's walk state.
 
-A module here never imports a rule; a rule imports facts, never another
+A module here never imports a rule, nor the per-file context (not even
+under ``TYPE_CHECKING``); a rule imports facts, never another
 family's rules (``tests/test_layout.py``).
 """

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from flake8_hermetic.nodes import own_nodes
 
 if TYPE_CHECKING:
-    from flake8_hermetic.context import Context
+    from flake8_hermetic.facts.view import FileView
 
 #: the literal words of a command line; a word that is not literal is None
 Argv = tuple[str | None, ...]
@@ -188,7 +188,7 @@ class AssignedValues:
 
     def __init__(self, owner: ast.AST, nodes: Iterable[ast.AST] | None = None) -> None:
         """``nodes``: the function's own nodes when the caller has them
-        listed already (:meth:`Context.function_nodes`); by default they
+        listed already (:meth:`FileView.function_nodes`); by default they
         are walked here."""
         #: name -> [(line, value)] in source order
         self._bindings: dict[str, list[tuple[int, ast.expr]]] = {}
@@ -421,15 +421,15 @@ def _template_text(node: ast.JoinedStr) -> str:
     )
 
 
-def assigned_values(owner: ast.AST, ctx: Context) -> AssignedValues:
+def assigned_values(owner: ast.AST, ctx: FileView) -> AssignedValues:
     """A function's (or the module's) :class:`AssignedValues`, as a
-    :meth:`Context.per_function` factory: ``ctx.per_function(node, assigned_values)``."""
+    :meth:`FileView.per_function` factory: ``ctx.per_function(node, assigned_values)``."""
     if isinstance(owner, ast.Module):
         return AssignedValues(owner)
     return AssignedValues(owner, ctx.function_nodes(owner))
 
 
-def enclosing_values(ctx: Context) -> list[AssignedValues]:
+def enclosing_values(ctx: FileView) -> list[AssignedValues]:
     """The assigned values of the scopes around the node ``ctx`` is at,
     innermost first (functions, then the module; classes do not count):
     the ``scopes`` of an :class:`ArgvReader`, computed once per function."""

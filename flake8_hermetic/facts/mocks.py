@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from flake8_hermetic.imports import dotted_name
 
 if TYPE_CHECKING:
-    from flake8_hermetic.context import Context
+    from flake8_hermetic.facts.view import FileView
 
 PATCH_MODULES = frozenset({"unittest.mock", "mock"})
 #: the mock classes of unittest.mock (and the mock backport), by their last name
@@ -48,7 +48,7 @@ def patch_kind(name: str) -> str | None:
     return None
 
 
-def patch_target(ctx: Context, call: ast.Call) -> str | None:
+def patch_target(ctx: FileView, call: ast.Call) -> str | None:
     """What a patch call replaces, as a dotted name: ``mock.patch("a.b")`` ->
     ``a.b``; ``mock.patch.object(subprocess.Popen, "_execute_child")`` and
     ``monkeypatch.setattr(subprocess, "Popen", ...)`` -> ``subprocess.Popen._execute_child``
@@ -74,7 +74,7 @@ def patch_target(ctx: Context, call: ast.Call) -> str | None:
     return None
 
 
-def mocked_here(ctx: Context, node: ast.AST, wanted: Callable[[str], bool]) -> bool:
+def mocked_here(ctx: FileView, node: ast.AST, wanted: Callable[[str], bool]) -> bool:
     """Whether something ``wanted`` is patched around ``node``: by a decorator
     of an enclosing def or class, a ``with`` patch enclosing it, or earlier
     in its function (``monkeypatch.setattr(...)``, ``obj.attr = Mock()``)."""
@@ -85,12 +85,12 @@ def mocked_here(ctx: Context, node: ast.AST, wanted: Callable[[str], bool]) -> b
     )
 
 
-def _patches(ctx: Context, call: ast.Call, wanted: Callable[[str], bool]) -> bool:
+def _patches(ctx: FileView, call: ast.Call, wanted: Callable[[str], bool]) -> bool:
     target = patch_target(ctx, call)
     return bool(target) and wanted(target)  # type: ignore[arg-type]
 
 
-def _patched_by_decorator(ctx: Context, wanted: Callable[[str], bool]) -> bool:
+def _patched_by_decorator(ctx: FileView, wanted: Callable[[str], bool]) -> bool:
     return any(
         isinstance(decorator, ast.Call) and _patches(ctx, decorator, wanted)
         for scope in ctx.scopes
@@ -98,7 +98,7 @@ def _patched_by_decorator(ctx: Context, wanted: Callable[[str], bool]) -> bool:
     )
 
 
-def _patched_by_with(ctx: Context, node: ast.AST, wanted: Callable[[str], bool]) -> bool:
+def _patched_by_with(ctx: FileView, node: ast.AST, wanted: Callable[[str], bool]) -> bool:
     for ancestor, on_path in ctx.ancestors_in_function(node):
         if isinstance(ancestor, (ast.With, ast.AsyncWith)) and on_path not in ancestor.items:
             for item in ancestor.items:
@@ -108,7 +108,7 @@ def _patched_by_with(ctx: Context, node: ast.AST, wanted: Callable[[str], bool])
     return False
 
 
-def _patched_earlier(ctx: Context, node: ast.AST, wanted: Callable[[str], bool]) -> bool:
+def _patched_earlier(ctx: FileView, node: ast.AST, wanted: Callable[[str], bool]) -> bool:
     """A patch call, or ``obj.attr = Mock()``, on an earlier line of the
     function (not a ``with`` item: that patch ends with its block)."""
     function = ctx.function

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from flake8_hermetic.imports import dotted_name
 
 if TYPE_CHECKING:
-    from flake8_hermetic.context import Context
+    from flake8_hermetic.facts.view import FileView
 
 
 def last_name(node: ast.AST) -> str:
@@ -21,11 +21,11 @@ def last_name(node: ast.AST) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def called_as(ctx: Context, call: ast.Call) -> str:
+def called_as(ctx: FileView, call: ast.Call) -> str:
     """The callee's canonical dotted name through imports, else as written."""
     return ctx.call_name(call) or dotted_name(call.func) or ""
 
 
-def callee_last_name(ctx: Context, call: ast.Call) -> str:
+def callee_last_name(ctx: FileView, call: ast.Call) -> str:
     """The last part of :func:`called_as`: ``sp.run`` imported as ``run`` -> "run"."""
     return called_as(ctx, call).rpartition(".")[2]

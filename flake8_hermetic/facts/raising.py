@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from flake8_hermetic.facts.names import last_name
 
 if TYPE_CHECKING:
-    from flake8_hermetic.context import Context
+    from flake8_hermetic.facts.view import FileView
 
 #: unittest's raise-expecting methods, in their call form
 #: (``self.assertRaises(OSError, func, *args)``) as well as as managers
@@ -23,7 +23,7 @@ RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRe
 RAISES_MANAGERS = frozenset({"pytest.raises", "raises"})
 
 
-def expects_raise(ctx: Context, manager: ast.expr) -> bool:
+def expects_raise(ctx: FileView, manager: ast.expr) -> bool:
     """Whether ``manager`` (a ``with`` item) is ``pytest.raises(...)`` or an
     ``assertRaises*(...)`` manager. A test package that re-exports pytest
     (``from . import pytest``) spells it relatively: the leading dots go."""

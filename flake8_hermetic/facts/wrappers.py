@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 from flake8_hermetic.facts.processes import COMMAND_KEYWORDS, ChildProcess
 from flake8_hermetic.nodes import FunctionNode
 
-if TYPE_CHECKING:  # the project model, which the context imports, imports this module
-    from flake8_hermetic.context import Context
+if TYPE_CHECKING:
+    from flake8_hermetic.facts.view import FileView
 
 #: a parameter the caller did not pass and that has no default
 _MISSING = object()
@@ -81,7 +81,7 @@ class SpawnWrapper:
         return ChildProcess(self.callee, synthetic, kind)
 
 
-def same_file_wrapper(ctx: Context, child: ChildProcess) -> SpawnWrapper | None:
+def same_file_wrapper(ctx: FileView, child: ChildProcess) -> SpawnWrapper | None:
     """The wrapper whose spawner call ``child`` is (the node being visited),
     if the function it is in passes its own ``*args`` or a parameter as the
     command: a module-level function, or a method (called as ``self.name``)."""

@@ -18,7 +18,7 @@ from flake8_hermetic.rules.collection.import_time import collection_time
 from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
-    from flake8_hermetic.settings import Settings
+    from flake8_hermetic.options import RuleSettings
 
 
 #: calls that read the operator's home directory
@@ -96,7 +96,7 @@ class ImportTimeHostProbeRule(Rule):
     )
 
     @classmethod
-    def wanted_calls(cls, settings: Settings) -> frozenset[str] | None:
+    def wanted_calls(cls, settings: RuleSettings) -> frozenset[str] | None:
         return (cls.calls or frozenset()) | settings.option("host-readers")  # the project's own probes too
 
     def __init__(self, ctx: Context) -> None:
