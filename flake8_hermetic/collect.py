@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from flake8 import exceptions as flake8_exceptions
+from flake8 import utils as flake8_utils
 from flake8.discover_files import expand_paths
 from flake8.formatting.base import BaseFormatter
 from flake8.options.parse_args import parse_args
@@ -45,6 +46,7 @@ from flake8_hermetic.checker import (
     Runtime,
     file_role,
 )
+from flake8_hermetic.options import ConfigError
 from flake8_hermetic.project import Role
 from flake8_hermetic.selection import table_arguments
 from flake8_hermetic.settings import BASELINE_NAME, Settings
@@ -226,6 +228,32 @@ class Scan:
                 count += _would_lint_as_test(runtime, filename, path, options)
         return count
 
+    def excluded_test_files(self) -> list[str]:
+        """The files under the linted paths that flake8's ``exclude`` /
+        ``extend-exclude`` (the project's, or the pack's table) leaves out
+        but pytest would collect: test modules and conftests by their names
+        and pytest's configuration (or ``test-files``). Nothing is parsed;
+        hidden directories, ``__pycache__``, ``site-packages`` and
+        virtualenvs are not walked (pytest does not collect there either)."""
+        runtime = HermeticChecker.runtime
+        options = self.options
+        patterns = [*options.exclude, *options.extend_exclude]
+        if runtime is None or not patterns:
+            return []
+        found: list[str] = []
+        for top in self.paths or [os.curdir]:
+            if top == "-" or not os.path.exists(top):
+                continue
+            if not os.path.isdir(top):
+                if _excluded(top, patterns) and _collected_by_name(runtime, self.as_given(top), self.root):
+                    found.append(self.as_given(top))
+                continue
+            for filename in _excluded_python_files(top, patterns):
+                filename = self.as_given(filename)
+                if _collected_by_name(runtime, filename, self.root):
+                    found.append(filename)
+        return sorted(set(found))
+
     def visible(self, found: Found) -> bool:
         """Would flake8 show this result (select/ignore, per-file-ignores, noqa)?"""
         return bool(self.guide.handle_error(
@@ -235,6 +263,55 @@ class Scan:
     def stale_report(self, linted: LintedFile, message: str, scope: str = "") -> Found:
         """HRM900 for a stale entry; ``scope``: the entry's (its node id, in ``--format json``)."""
         return Found(linted.filename, linted.path, 1, 1, STALE_CODE, message, scope, physical_line=linted.first_line)
+
+
+#: directories pytest does not collect in and the exclude count does not walk
+UNWALKED = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages"})
+
+
+def _excluded(path: str, patterns: Sequence[str]) -> bool:
+    """flake8's own test (``matches_filename``): the name or the absolute path matches."""
+    name = os.path.basename(path)
+    if name not in (".", "..") and flake8_utils.fnmatch(name, patterns):
+        return True
+    return flake8_utils.fnmatch(os.path.abspath(path), patterns)
+
+
+def _excluded_python_files(top: str, patterns: Sequence[str]) -> Iterator[str]:
+    """The ``.py`` files under ``top`` that ``patterns`` exclude (a file, or a directory above it)."""
+    pending = [(top, _excluded(top, patterns))]
+    while pending:
+        directory, excluded = pending.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        names = {entry.name for entry in entries}
+        if directory != top and "pyvenv.cfg" in names:
+            continue  # a virtualenv
+        for entry in entries:
+            path = os.path.join(directory, entry.name)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if not entry.name.startswith(".") and entry.name not in UNWALKED and not entry.name.endswith(".egg"):
+                    pending.append((path, excluded or _excluded(path, patterns)))
+            elif entry.name.endswith(".py") and (excluded or _excluded(path, patterns)):
+                yield path
+
+
+def _collected_by_name(runtime: Runtime, filename: str, root: str) -> bool:
+    """A test module or conftest by its name alone (never parsed); a
+    malformed pytest config below an excluded directory counts as none."""
+    settings = runtime.settings
+    if settings.test_files_given:  # the user's globs decide, as in ``file_role``
+        return settings.matcher.matches(entry_path(filename, root))
+    try:
+        return runtime.project.role(filename) in (Role.TEST_MODULE, Role.CONFTEST)
+    except ConfigError:
+        return False
 
 
 def _would_lint_as_test(runtime: Runtime, filename: str, path: str, options: argparse.Namespace) -> bool:

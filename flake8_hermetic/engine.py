@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.nodes import LEAF_TYPES, SCOPE_TYPES, child_fields, node_types
-from flake8_hermetic.rule import Rule
+from flake8_hermetic.rule import Rule, drop_never_run
 from flake8_hermetic.violation import Violation
 
 if TYPE_CHECKING:
@@ -145,6 +145,7 @@ class Engine:
             self._walk(tree, ctx, dispatch, found, routes, call_handlers)
             for rule in rules:
                 found.extend(rule.finish())
+            found = drop_never_run(found, ctx, self.rule_classes)  # code that never runs cannot leak
         finally:
             # The handler tables hold the rules, and the rules hold the
             # context: without this cycle, all of a file's state goes with

@@ -31,3 +31,124 @@ def principle(key: str, title: str, summary: str) -> Principle:
 
 
 # Each helper appends its principle(s) below, one call each (keys are kebab-case).
+
+principle(
+    "follow-the-value",
+    "Follow the value",
+    """A pid or a path is flagged only where it reaches a call that touches the host
+    (`os.kill`, `psutil.Process`, `open`, `Path(...).read_text()`, `subprocess`, the `os`
+    file functions), directly or through the function's own variables. A value that only
+    reaches a mock, a patched call, the code under test, a string operation, an assertion's
+    comparison or a record (a list, dict or parametrize row) never touches the host.""",
+)
+
+principle(
+    "self-consistent-home",
+    "A home read compared with the code's own read",
+    """A read of the home that only builds the expected value of an assertion
+    (`assert f() == os.path.expanduser("~/x")`, `expected = Path.home() / "x"` then
+    `assert result == expected`, a parametrize row the test only asserts with) is computed
+    the way the code under test computes it, so the verdict is the same on every host. A
+    home read that reaches the filesystem (`open`, `exists`, `listdir`...) or is compared
+    with a literal is still flagged.""",
+)
+
+principle(
+    "bounded-by-runner",
+    "Bounded by the runner",
+    """A test the runner bounds as a whole does not wait forever: pytest-timeout configured
+    for the rootdir (`timeout = N` in the pytest configuration, or `--timeout` in `addopts`),
+    `@pytest.mark.timeout(N)` on the test, its class or in `pytestmark`, tornado's
+    `@gen_test`, or a test decorator given a timeout (`@async_test(timeout=5)`).
+    Hypothesis's `deadline` is not a bound: it is checked only after an example returns.""",
+)
+
+principle(
+    "fixture-closure",
+    "Fixture closure as pytest computes it",
+    """A test is judged with every fixture pytest gives it: its parameters, `usefixtures` marks on it,
+    its class (a decorator or a class `pytestmark`) and the module's `pytestmark` (one mark or a list;
+    a module-level alias of the mark, `usefixtures = pytest.mark.usefixtures("clean_env")`, counts),
+    the autouse fixtures of the module, its class and its bases, every `conftest.py` above it and the
+    `pytest_plugins` modules (and theirs), and what each of those requests in turn, at any depth (an
+    override that requests its own name gets the definition above it; a cycle adds nothing). A
+    function-scoped fixture among them restores the state when it uses `monkeypatch` for it
+    (`monkeypatch.chdir`, `monkeypatch.setattr(os, "environ", ...)`, `monkeypatch.setattr(tempfile,
+    "tempdir", ...)`; a key it set or deleted, `monkeypatch.delenv("K")`, is put back whatever the test
+    wrote to it, also when the test itself called it before the write), puts it back after its `yield`
+    or in a `finally`, or yields inside a context manager of the project that does, or calls a
+    project helper in its teardown that writes it back (followed through the project's modules: a
+    `@contextmanager` of `tests/helpers.py`, a class whose `__exit__` changes back). A change made
+    inside such a project context manager in the test itself (`with clean_env(): ...`), or in the
+    `__enter__` of a class whose `__exit__` always changes back, is undone as well. A fixture of a
+    wider scope restores after many tests, not this one, and does not count.""",
+)
+
+principle(
+    "never-runs",
+    "Code that never runs cannot leak",
+    """A finding in code that never runs in a test run is not reported: a branch whose condition is
+    the same on every supported Python (`if False:`, `if TYPE_CHECKING:`, `if six.PY2:`,
+    `if sys.version_info < (3, 10):` and its `else` when reversed; `sys.version_info >= (3, 12)` is
+    decided nowhere), `if __name__ == "__main__":` in a module pytest imports, the statements after
+    an unconditional `return`, `raise`, `continue`, `break`, `pytest.skip()`, `pytest.fail()`,
+    `self.skipTest()` or `sys.exit()` in the same block, and, in a collected test module, the body of
+    a method neither pytest nor unittest calls (of a class whose name does not match `python_classes`,
+    that is no `TestCase`, no base of a collected class and that nothing names; or a method whose name
+    matches neither `python_functions` nor a setup/teardown hook and that nothing names) and of a
+    local def nothing names. A name counts only when code that runs reads it (a helper called only
+    from an uncollected method never runs); a decorator that may register the function, a base class
+    from another module, a class inside a class and a module-level function (which another module
+    may import) keep the code live.""",
+)
+
+principle(
+    "nothing-running",
+    "A stub that leaves nothing running; a thread joined where the test joins it",
+    """A stub of `close`/`join`/`stop` on an object the test built and never started (a
+    `threading.Thread`, `Timer` or `multiprocessing.Process` before `.start()`, a connection before
+    `.connect()`), or made to raise to test the error path (`side_effect=OSError`, a `Mock` or a def
+    that raises, `stub.side_effect = OSError` on the patch's result), leaves nothing running. A
+    thread is joined when the test joins it through a list (`for t in threads: t.join()`), registers
+    the join (`self.addCleanup(t.join)`), or hands it (or the list holding it) to a helper of the
+    module or class whose body joins its argument (`def stop_all(threads): for t in threads: t.join()`).""",
+)
+
+principle(
+    "fixed-port-server",
+    "A fixed port is a hazard where something listens on it",
+    """Only a listener is judged: a fixed, non-zero port (a literal, a module constant, a local
+    variable or a `self.port` the class sets to one value, sums of these included) given to a
+    server of any framework (`port=`/`*_port=` of any call that is not a client's, `.listen(N)` above
+    a backlog's size, `bind((host, N))`, `(host, N)` after a host in a `run`/`serve`/`make_server`-like
+    call, a `host:N` URL handed to a server). Left alone: a port given only to a client (a callee
+    named `connect`, `Client`, `get`, `Proxy`, `url`..., or a `remote_port=`), to a mock or a record
+    (`dict(port=...)`, `call(port=...)`, inside an `assert` or a comparison), port 0 or a value read
+    back, a name bound to more than one value, and URLs that are only parsed. A client and a server
+    agreeing on a literal is one finding, at the server.""",
+)
+
+principle(
+    "guessed-wait",
+    "A sleep is a guessed wait only when a later assertion reads what another party changed",
+    """A sleep is reported when an assertion after it in the same function reads state that another
+    party (a thread, a process, a task, a server, a pool, a signal, a callback handed away) could
+    have changed in the meantime. Left alone: a sleep followed, before any assertion, by a bounded
+    wait on the state (`join(5)`, `wait(timeout=...)`, `wait_for(t, 5)`, a `while` loop that polls);
+    an observation window (every assertion after it says nothing happened: `assert not results`,
+    `== 0`, `assertFalse`, unless the same thing was asserted true before the sleep); a sleep the
+    test expects never to end (`pytest.fail()` next, or a flag set next that is asserted unset);
+    a sleep in a helper or a stub that nothing after it in that helper reads (simulated work);
+    and, where no party was started in the test, its class's `setUp` or a fixture it requests, a
+    sleep after the test handed the code a time (`ttl=`, `interval=`, a `timedelta`), or one whose
+    only check is a `pytest.raises` around it. A sleep in a test with nothing after it is still
+    reported.""",
+)
+
+principle(
+    "poll-timeout",
+    "An elapsed-time check inside a polling loop is the loop's timeout",
+    """An assertion on elapsed time inside a `while` loop (`while not ready(): assert
+    monotonic() - start < 10; sleep(0.01)`) bounds how long the loop polls; it is the
+    deadline HRM201 recommends, not a claim about how fast the code is.""",
+)

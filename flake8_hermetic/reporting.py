@@ -71,6 +71,15 @@ def test_files(count: int) -> str:
     return f"{count} test file{'' if count == 1 else 's'}"
 
 
+def excluded_line(excluded: Sequence[str]) -> str:
+    """The one stderr line for test files flake8's ``exclude`` left out (none: empty)."""
+    if not excluded:
+        return ""
+    modules = [path for path in excluded if os.path.basename(path) != "conftest.py"]
+    example = to_posix((modules or list(excluded))[0])
+    return f"flake8-hermetic: {test_files(len(excluded))} excluded by exclude (e.g. {example})"
+
+
 def default(report: Report, *, color: bool = False, show_source: bool = False, statistics: bool = False,
             pylint: bool = False, summary: bool = True) -> str:
     """flake8's own line format (and colours, and ``--show-source``'s caret

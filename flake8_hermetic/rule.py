@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 import inspect
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, ClassVar
 
+from flake8_hermetic.facts.reachability import Collection, never_runs
 from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.project.roles import TEST_CODE, Role
 from flake8_hermetic.violation import Violation
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from flake8_hermetic.options import RuleSettings
 
 REGISTRY: dict[str, type[Rule]] = {}
+#: the principle of the rules whose findings in code that never runs are dropped
+NEVER_RUNS = "never-runs"
 
 
 class Rule:
@@ -51,6 +54,15 @@ class Rule:
     #: The keys of the principles (:mod:`flake8_hermetic.principles`) by
     #: which this rule lets code through; its page lists them.
     principles: ClassVar[tuple[str, ...]] = ()
+    #: Whether the hazard needs the flagged code to run (a leak, a wait, a
+    #: host read): then a finding in code that never runs (dead branches,
+    #: code after ``return``, methods pytest never calls: see
+    #: :mod:`flake8_hermetic.facts.reachability`) is dropped, and the rule
+    #: applies the principle "never-runs". None: by family, yes for HRM1xx
+    #: to HRM3xx; no for HRM4xx (they judge a module's import-time code as
+    #: written, where no method is involved) and HRM5xx (how a test is
+    #: written, which holds for code nobody runs yet too).
+    needs_to_run: ClassVar[bool | None] = None
 
     __slots__ = ("ctx",)
 
@@ -62,6 +74,8 @@ class Rule:
         if code in REGISTRY:
             raise RuntimeError(f"duplicate rule code {code}")
         REGISTRY[code] = cls
+        if cls.judges_running_code() and NEVER_RUNS not in cls.principles:
+            cls.principles = (*cls.principles, NEVER_RUNS)
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -79,6 +93,13 @@ class Rule:
     def finish(self) -> Iterator[Violation]:
         """Called once after the walk, for rules that judge the whole module."""
         return iter(())
+
+    @classmethod
+    def judges_running_code(cls) -> bool:
+        """``needs_to_run``, or the family's default."""
+        if cls.needs_to_run is not None:
+            return cls.needs_to_run
+        return getattr(cls, "code", "").startswith(("HRM1", "HRM2", "HRM3"))
 
     @classmethod
     def handled_node_types(cls) -> dict[type[ast.AST], str]:
@@ -120,3 +141,19 @@ class Rule:
             if line and not line.startswith("#"):
                 return line
         return cls.message
+
+
+def drop_never_run(found: list[Violation], ctx: Context, rules: Iterable[type[Rule]]) -> list[Violation]:
+    """``found`` less the findings of the ``rules`` that need the code to
+    run (``Rule.judges_running_code``) in code of the file that never runs.
+    The file's reachability is computed only when there is such a finding."""
+    codes = {rule.code for rule in rules if rule.judges_running_code()}
+    if not any(violation.code in codes for violation in found):
+        return found
+    view = ctx.project
+    config = view.project.config(ctx.path)
+    collected = view.role is Role.TEST_MODULE and view.collects_functions
+    unreached = never_runs(ctx.tree, Collection(config.python_classes, config.python_functions, collected))
+    if not unreached.spans:
+        return found
+    return [v for v in found if v.code not in codes or unreached.why(v.line, v.col) is None]

@@ -70,10 +70,11 @@ def test_a_module_that_simulates_posix_paths_keeps_its_literals() -> None:
         import posixpath
 
         def test_join():
-            assert join_all(["/usr", "bin"]) == "/usr/bin"
+            assert os.path.realpath(os.path.join("/usr", "bin")) == "/usr/bin"
     """
     assert lint(simulated) == []
-    assert lint(simulated.replace("import posixpath", "import os")) == [(5, "HRM303"), (5, "HRM303")]
+    # "/usr" reaches realpath (the host's rules); "/usr/bin" is only compared (issue 26, follow the value)
+    assert lint(simulated.replace("import posixpath", "import os")) == [(5, "HRM303")]
 
 
 def test_platform_constants_are_followed_in_source_order() -> None:

@@ -20,7 +20,8 @@ import pytest
 from flake8_hermetic.project import Project, Role, new_run
 from flake8_hermetic.project.config import DEFAULT_NORECURSEDIRS, DEFAULT_PYTHON_FILES, ConfigFinder
 from flake8_hermetic.project.modules import (
-    CHANGES_CWD, PINS_GIT, PINS_HOME, RESTORES_CWD, RESTORES_ENV, SETS_ENV, read_module,
+    CHANGES_CWD, PINS_GIT, PINS_HOME, REDIRECTS_TEMP, RESTORES_CWD, RESTORES_ENV, RESTORES_ENV_KEY, SETS_ENV,
+    read_module,
 )
 from tests.helpers import flake8, write_tree
 
@@ -68,9 +69,20 @@ def test_model_project_reports_exactly_its_markers(tmp_path: Path) -> None:
     assert reported(result.stdout) == expected_markers(root)
 
 
+def test_fixture_closure_project_reports_exactly_its_markers(tmp_path: Path) -> None:
+    """The fixture closure as pytest computes it (module ``pytestmark``,
+    mark aliases, class marks, autouse of a base class, fixtures requesting
+    fixtures at any depth, overrides, plugins of plugins) and the project's
+    context managers and teardown helpers, on both sides of each edge."""
+    root = copy_project("closure", tmp_path)
+    result = flake8(["--isolated", "--select=HRM101,HRM105,HRM107", "--hermetic-no-baseline", "-j1", "."], cwd=root)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert reported(result.stdout) == expected_markers(root)
+
+
 def test_files_the_runner_never_collects_are_not_judged(tmp_path: Path) -> None:
     root = copy_project("model", tmp_path)
-    result = flake8([*LINT, "tests/child_script.py", "tests/bench/test_speed.py", "other/test_outside.py"], cwd=root)
+    result = flake8([*LINT, "tests/child_script.py", "tests/bench/test_speed.py"], cwd=root)
     assert result.stdout == "", result.stdout + result.stderr
     assert result.returncode == 0
 
@@ -231,7 +243,7 @@ ROLE_TREE = {
         pytest.param("tests/docker/test_image.py", Role.SUPPORT, id="norecursedirs-path"),
         pytest.param("tests/unit/docker/test_client.py", Role.TEST_MODULE, id="norecursedirs-path-is-not-a-name"),
         pytest.param("tests/lib_cases.py", Role.TEST_MODULE, id="testcase-library"),
-        pytest.param("scripts/test_release.py", Role.NOT_TEST, id="outside-testpaths"),
+        pytest.param("scripts/test_release.py", Role.TEST_MODULE, id="testpaths-is-no-boundary"),
         pytest.param("src/pkg/core.py", Role.NOT_TEST, id="library"),
         pytest.param("src/pkg/testing/fake.py", Role.SUPPORT, id="testing-package"),
     ],
@@ -341,13 +353,34 @@ def fixtures_of(source: str) -> dict:
             @pytest.fixture
             def f(monkeypatch, tmp_path):
                 monkeypatch.setenv("HOME", str(tmp_path))
-            """, {PINS_HOME, PINS_GIT}, id="pins-home"),
+            """, {PINS_HOME, PINS_GIT, RESTORES_ENV_KEY + "HOME"}, id="pins-home"),
         pytest.param(
             """
             @pytest.fixture
             def f(monkeypatch, tmp_path):
                 monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
-            """, {PINS_GIT}, id="pins-git"),
+            """, {PINS_GIT, RESTORES_ENV_KEY + "GIT_CONFIG_GLOBAL"}, id="pins-git"),
+        pytest.param(
+            """
+            @pytest.fixture
+            def f(monkeypatch):
+                monkeypatch.setattr(os, "environ", dict(os.environ))
+                monkeypatch.setattr("tempfile.tempdir", "/tmp/x")
+            """, {RESTORES_ENV, REDIRECTS_TEMP}, id="monkeypatch-swaps"),
+        pytest.param(
+            """
+            @pytest.fixture
+            def f(tmp_path):
+                tempfile.tempdir = str(tmp_path)
+                yield
+                tempfile.tempdir = None
+            """, {REDIRECTS_TEMP}, id="tempdir-swapped-and-back"),
+        pytest.param(
+            """
+            @pytest.fixture
+            def f(tmp_path):
+                tempfile.tempdir = str(tmp_path)
+            """, set(), id="tempdir-swapped-for-good"),
     ],
 )
 def test_fixture_effects(source: str, effects: set[str]) -> None:
@@ -408,6 +441,50 @@ def test_effects_follow_requested_function_fixtures_only(tmp_path: Path) -> None
     assert RESTORES_CWD in view.effects_for_test(["nested_project"])  # through project_dir
     assert RESTORES_CWD not in view.effects_for_test(["session_dir"])  # session scope: after the run
     assert view.effects_for_test(["no_such_fixture"]) == frozenset()
+
+
+def test_closure_is_transitive_cycle_safe_and_follows_overrides(tmp_path: Path) -> None:
+    root = copy_project("closure", tmp_path)
+    view = view_of(root, "tests/sub/test_override.py")
+    assert view.closure(["deeper_env"]) == ["deeper_env", "deep_env", "tmp_path", "clean_env"]
+    assert view.closure(["cycle_a"]) == ["cycle_a", "cycle_b"]
+    assert RESTORES_ENV in view.effects_for_test(["deeper_env"])
+    assert RESTORES_ENV in view.effects_for_test(["clean_env"])  # the override requests the conftest's above
+    assert RESTORES_ENV in view.effects_for_test(["plugin_env"])  # pytest_plugins of a pytest_plugins module
+    assert view.effects_for_test(["cycle_a"]) == frozenset()
+    assert RESTORES_ENV not in view.effects_for_test(["wide"])  # through a session fixture: after the run
+    assert RESTORES_ENV not in view.effects_for_test(["leaky"])
+    assert view.manager_effects("tests.helpers.nested_env") >= {RESTORES_ENV}
+    assert view.manager_effects("tests.helpers.InDir") >= {RESTORES_CWD}
+    assert view.manager_effects("tests.helpers.Noted") == frozenset()
+    assert view.manager_effects("tests.helpers.ping") == frozenset()  # managers using each other: no answer, no loop
+    assert view.closure(["lonely"]) == ["lonely"]  # an override with nothing above it
+    assert view.effects_for_test(["lonely"]) == frozenset()
+
+
+def test_requested_fixtures_read_marks_of_the_module_class_and_aliases() -> None:
+    from flake8_hermetic.context import Scope
+    from flake8_hermetic.project import requested_fixtures
+
+    tree = ast.parse(textwrap.dedent(
+        """
+        import pytest
+        pytestmark = [pytest.mark.usefixtures("a"), pytest.mark.slow]
+        pytestmark += [pytest.mark.usefixtures("b")]
+        both = pytest.mark.usefixtures("c", "d")
+
+        class TestX:
+            pytestmark = pytest.mark.usefixtures("e")
+
+            @both
+            @pytest.mark.usefixtures("f")
+            def test_x(self, g):
+                pass
+        """
+    ))
+    cls = tree.body[-1]
+    scopes = [Scope("module", "", tree), Scope("class", "TestX", cls), Scope("function", "test_x", cls.body[-1])]
+    assert sorted(requested_fixtures(scopes)) == ["a", "b", "c", "d", "e", "f", "g", "self"]
 
 
 def test_helper_fixpoint_across_modules(tmp_path: Path) -> None:

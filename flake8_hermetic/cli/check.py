@@ -185,6 +185,14 @@ def _renamed(report: reporting.Report, linted_as: str, shown_as: str) -> reporti
     )
 
 
+def _what_exclude_left_out(args: argparse.Namespace, result: Scan) -> str:
+    """The stderr line when flake8's ``exclude`` leaves out files pytest
+    would collect (a plain flake8 run has no summary to say it in)."""
+    if args.quiet or args.paths == ["-"]:
+        return ""
+    return reporting.excluded_line(result.excluded_test_files())
+
+
 def command_check(args: argparse.Namespace) -> int:
     if args.no_baseline and args.baseline:
         raise common.CommandError("flake8-hermetic: --baseline and --no-baseline contradict each other")
@@ -194,7 +202,14 @@ def command_check(args: argparse.Namespace) -> int:
         result = common.prepare_scan(args, _output_arguments(args))
         baseline = _baseline_for_check(result, args.baseline)
         result.run()
-        common.require_test_files(result)
+        left_out = _what_exclude_left_out(args, result)
+        try:
+            common.require_test_files(result)
+        except common.CommandError as exc:
+            if not left_out:
+                raise
+            # one line: the error, then what the exclude left out
+            raise common.CommandError(f"{exc}; {left_out.removeprefix('flake8-hermetic: ')}") from None
         baseline, _ = follow_renames(result, baseline, common.judged(result, False))  # a renamed file keeps its debt
         report = check_report(result, baseline)
     report = shown_as(report)
@@ -207,8 +222,9 @@ def command_check(args: argparse.Namespace) -> int:
             raise common.CommandError(f"flake8-hermetic: cannot write {output_file}: {exc.strerror}") from None
     elif args.quiet < 2:
         sys.stdout.write(text)
-    for line in to_stderr if args.quiet < 2 else []:
-        print(line, file=sys.stderr)
+    for line in [*to_stderr, left_out] if args.quiet < 2 else []:
+        if line:
+            print(line, file=sys.stderr)
     count = len(report.new) + len(report.stale)
     if result.options.count and args.quiet < 2:
         # flake8 prints it last, on standard output; stdout of json/sarif stays one document

@@ -12,6 +12,8 @@ Each module answers one kind of question about a file, given the tree and the
   reader of their command line, and whether what they run reads the working
   directory;
 - ``hostpins``: what the conftest chain's autouse fixtures pin;
+- ``reachability``: the spans of a module that never run in a test run (dead
+  branches, code after an ending statement, methods pytest never calls);
 - ``view``: :class:`FileView`, what a fact may ask of the file's walk state.
 
 A module here never imports a rule, nor the per-file context (not even

@@ -6,8 +6,9 @@ these decides (in this order within one directory, as pytest checks them):
 section), ``pyproject.toml`` with a ``[tool.pytest.ini_options]`` table (or
 pytest 9's native ``[tool.pytest]`` table), ``tox.ini`` with a ``[pytest]``
 section, ``setup.cfg`` with a ``[tool:pytest]`` section. That directory is
-the rootdir. Only ``python_files``, ``testpaths`` and ``norecursedirs`` are
-read; a value left out has pytest's default. Nothing is imported or run.
+the rootdir. Only ``python_files``, ``testpaths``, ``norecursedirs`` and
+pytest-timeout's ``timeout`` (also ``--timeout`` in ``addopts``) are read;
+a value left out has pytest's default. Nothing is imported or run.
 
 A config that cannot be parsed is a :class:`ConfigError` naming the file
 and line, shown as one line by the plugin.
@@ -40,6 +41,11 @@ class PytestConfig:
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
     testpaths: tuple[str, ...] = ()
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSEDIRS
+    #: pytest-timeout's per-test bound in seconds (``timeout`` key, ``--timeout`` in addopts); None: unbounded
+    timeout: float | None = None
+    #: the names of the classes and functions pytest collects as tests (prefixes or globs)
+    python_classes: tuple[str, ...] = ("Test",)
+    python_functions: tuple[str, ...] = ("test",)
 
 
 DEFAULT_CONFIG = PytestConfig()
@@ -62,7 +68,26 @@ def _from_table(path: str, table: dict[str, Any]) -> PytestConfig:
         python_files=_words(table["python_files"]) if "python_files" in table else DEFAULT_PYTHON_FILES,
         testpaths=_words(table.get("testpaths", ())),
         norecursedirs=_words(table["norecursedirs"]) if "norecursedirs" in table else DEFAULT_NORECURSEDIRS,
+        timeout=_timeout(table),
+        python_classes=_words(table["python_classes"]) if "python_classes" in table else ("Test",),
+        python_functions=_words(table["python_functions"]) if "python_functions" in table else ("test",),
     )
+
+
+def _timeout(table: dict[str, Any]) -> float | None:
+    """pytest-timeout's bound: ``--timeout=N``/``--timeout N`` in addopts wins over the ``timeout`` key."""
+    words = _words(table.get("addopts", ()))
+    value: Any = table.get("timeout")
+    for index, word in enumerate(words):
+        if word.startswith("--timeout="):
+            value = word.partition("=")[2]
+        elif word == "--timeout" and index + 1 < len(words):
+            value = words[index + 1]
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds > 0 else None  # 0 turns the bound off
 
 
 def read_pyproject(path: str) -> PytestConfig | None:

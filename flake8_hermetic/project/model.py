@@ -13,23 +13,26 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from flake8_hermetic.facts.hostpins import NO_PINS, Pins
 from flake8_hermetic.facts.processes import child_process
 from flake8_hermetic.facts.wrappers import SpawnWrapper, wrapper_of
-from flake8_hermetic.imports import dotted_name, module_imports
+from flake8_hermetic.imports import module_imports
 from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.project.config import ConfigFinder, PytestConfig
 from flake8_hermetic.project.modules import (
-    FAILING_CALLS, PER_TEST_TEARDOWNS, PINS_GIT, PINS_HOME, Fixture, Function, ModuleFacts, own_walk, plugins_of,
-    read_classes, read_fixtures, read_module, resolve_with,
+    CHANGES_CWD, FAILING_CALLS, PER_TEST_TEARDOWNS, PINS_GIT, PINS_HOME, RESTORES_CWD, RESTORES_ENV, Fixture,
+    Function, ModuleFacts, mark_aliases, marked_fixtures, own_walk, plugins_of, pytestmark_fixtures, read_classes,
+    read_fixtures, read_module, resolve_with,
 )
 from flake8_hermetic.project.roles import Role, RoleFinder, defines_test_cases, matches_python_files
 
 MAX_DEPTH = 12  # helper chains followed across modules
+#: what a helper's or a context manager's ``__exit__``'s write of the state means in teardown position
+TEARDOWN_RESTORES = {"cwd": frozenset({RESTORES_CWD}), "env": frozenset({RESTORES_ENV})}
 #: base classes whose methods are known: the object protocol and unittest's
 KNOWN_BASES = frozenset({"object", "Exception", "TestCase", "IsolatedAsyncioTestCase"})
 
@@ -88,6 +91,7 @@ class Project:
         self._module_paths: dict[tuple[str, str], str | None] = {}
         self._asserting: dict[tuple[str, str], bool] = {}
         self._in_tree: dict[str, bool] = {}
+        self._managed: dict[tuple[str, str], frozenset[str]] = {}
 
     # -- files -----------------------------------------------------------------
     def module(self, path: str) -> ModuleFacts | None:
@@ -326,6 +330,57 @@ class Project:
     def view(self, path: str, tree: ast.Module) -> ProjectView:
         return ProjectView(self, path, tree)
 
+    # -- what a fixture's managers and teardown helpers do -------------------------
+    def reference(self, module: ModuleFacts, dotted: str) -> tuple[ModuleFacts, str] | None:
+        """The module and qualname a name used in ``module`` refers to: one of its
+        own functions or classes, or one of the test tree's, through its imports."""
+        if dotted.partition(".")[0] in module.functions or dotted.partition(".")[0] in module.classes:
+            return module, dotted
+        return self.locate(dotted, module.path)
+
+    def fixture_effects(self, module: ModuleFacts | None, fixture: Fixture, depth: int = 0) -> frozenset[str]:
+        """``fixture``'s own effects, those of the project's context managers its
+        ``yield`` runs inside and of the project helpers its teardown calls (a
+        write of the state there is the way back)."""
+        effects = fixture.effects
+        if module is None or depth > MAX_DEPTH or not (fixture.managers or fixture.finalizers):
+            return effects
+        for name in fixture.managers:
+            effects = effects | self.manager_effects(module, name, depth + 1)
+        for name in fixture.finalizers:
+            hit = self.reference(module, name)
+            function = self.function(*hit) if hit is not None else None
+            for state in function[1].touches if function is not None else ():
+                effects = effects | TEARDOWN_RESTORES.get(state, frozenset())
+        return effects
+
+    def manager_effects(self, module: ModuleFacts, name: str, depth: int = 0) -> frozenset[str]:
+        """What ``with name(...):`` does around its block, for a manager of the
+        project: a ``@contextmanager`` that restores the state after its
+        ``yield``, or a class whose ``__exit__`` writes it back (memoised; a
+        cycle adds nothing)."""
+        hit = self.reference(module, name)
+        if hit is None or depth > MAX_DEPTH:
+            return frozenset()
+        owner, qualname = hit
+        key = (owner.path, qualname)
+        known = self._managed.get(key)
+        if known is not None:
+            return known
+        self._managed[key] = frozenset()
+        effects: frozenset[str] = frozenset()
+        if qualname in owner.classes:
+            for method in ("__exit__", "__aexit__"):
+                exit_hit = self.function(owner, f"{qualname}.{method}")
+                for state in exit_hit[1].touches if exit_hit is not None else ():
+                    effects = effects | TEARDOWN_RESTORES[state] | ({CHANGES_CWD} if state == "cwd" else set())
+        else:
+            function = self.function(owner, qualname)
+            if function is not None and function[1].manager is not None:
+                effects = self.fixture_effects(function[0], function[1].manager, depth)
+        self._managed[key] = effects
+        return effects
+
 
 class ProjectView:
     """The model as one linted file sees it (``ctx.project``).
@@ -343,7 +398,9 @@ class ProjectView:
         self._own_fixtures: dict[str, Fixture] | None = None
         self._classes: ModuleFacts | None = None
         self._fixtures: dict[str, Fixture] | None = None
-        self._effects: dict[str, frozenset[str]] = {}
+        #: name -> every definition this file sees, nearest first (an override requests the next one)
+        self._definitions: dict[str, list[Fixture]] = {}
+        self._effects: dict[int, frozenset[str]] = {}  # by id: the fixtures live as long as the run's modules
         self._spawn_wrappers: dict[str, SpawnWrapper] | None = None
 
     @property
@@ -356,6 +413,11 @@ class ProjectView:
         matches ``python_files`` (a library of ``TestCase`` classes that
         only counts as a test module for its classes does not)."""
         return matches_python_files(self.path, self.project.config(self.path).python_files)
+
+    @property
+    def test_timeout(self) -> float | None:
+        """pytest-timeout's per-test bound configured for this file's rootdir, in seconds (None: none)."""
+        return self.project.config(self.path).timeout
 
     @property
     def own(self) -> ModuleFacts:
@@ -394,13 +456,19 @@ class ProjectView:
         return [facts for facts in found if facts is not None]
 
     def _plugin_modules(self, modules: list[ModuleFacts]) -> list[ModuleFacts]:
-        found = []
-        for module in modules:
+        """The ``pytest_plugins`` modules ``modules`` name, and those these name in turn."""
+        found: list[ModuleFacts] = []
+        seen = {module.path for module in modules}
+        pending = list(modules)
+        while pending:
+            module = pending.pop(0)
             for name in module.pytest_plugins:
                 path = self.project.find_module(name, module.path)
                 facts = self.project.module(path) if path else None
-                if facts is not None:
+                if facts is not None and facts.path not in seen:
+                    seen.add(facts.path)
                     found.append(facts)
+                    pending.append(facts)
         return found
 
     # -- fixtures ----------------------------------------------------------------
@@ -409,39 +477,90 @@ class ProjectView:
         nearest conftest's, then those of the ``pytest_plugins`` modules."""
         if self._fixtures is None:
             chain = self.conftest_modules()
-            visible: dict[str, Fixture] = dict(self.own_fixtures)
-            for module in [*reversed(chain), *self._plugin_modules([*chain])]:
+            definitions: dict[str, list[Fixture]] = {}
+            for name, fixture in self.own_fixtures.items():
+                definitions[name] = [fixture]
+            own_plugins = [self.project.module(p) for p in (
+                self.project.find_module(name, self.path) for name in self.own_plugins) if p]
+            for module in [*reversed(chain), *self._plugin_modules([*chain, *filter(None, own_plugins)]),
+                           *filter(None, own_plugins)]:
                 for name, fixture in module.fixtures.items():
-                    visible.setdefault(name, fixture)
-            for name in self.own_plugins:
-                path = self.project.find_module(name, self.path)
-                facts = self.project.module(path) if path else None
-                for fixture_name, fixture in (facts.fixtures if facts else {}).items():
-                    visible.setdefault(fixture_name, fixture)
-            self._fixtures = visible
+                    if fixture not in definitions.setdefault(name, []):
+                        definitions[name].append(fixture)
+            self._definitions = definitions
+            self._fixtures = {name: found[0] for name, found in definitions.items()}
         return self._fixtures
 
     def fixture(self, name: str) -> Fixture | None:
         """The fixture named ``name`` visible to this file, if the project defines it."""
         return self.fixtures().get(name)
 
-    def fixture_effects(self, name: str) -> frozenset[str]:
-        """What requesting ``name`` does for a test: its own effects and those
-        of the function-scoped fixtures it requests in turn."""
-        known = self._effects.get(name)
+    def requested_by(self, fixture: Fixture, name: str) -> Fixture | None:
+        """The fixture ``fixture`` gets for its parameter ``name``: the one
+        this file sees, or, for a parameter of its own name (an override
+        that extends the fixture above it), the next definition further up."""
+        self.fixtures()
+        found = self._definitions.get(name, [])
+        if name == fixture.name and fixture in found:
+            index = found.index(fixture) + 1
+            return found[index] if index < len(found) else None
+        return found[0] if found else None
+
+    def _module_of(self, fixture: Fixture) -> ModuleFacts | None:
+        return self.own if fixture.path.partition("::")[0] == self.path else self.project.module(fixture.path)
+
+    def effects_of(self, fixture: Fixture) -> frozenset[str]:
+        """What a fixture does for a test: its own effects (with the project's
+        managers and teardown helpers it calls) and those of the
+        function-scoped fixtures it requests, transitively (a cycle adds nothing)."""
+        known = self._effects.get(id(fixture))
         if known is not None:
             return known
-        self._effects[name] = frozenset()  # a cycle adds nothing
-        fixture = self.fixture(name)
-        effects: frozenset[str] = frozenset()
-        if fixture is not None:
-            effects = fixture.effects
-            for requested in fixture.requests:
-                inner = self.fixture(requested)
-                if inner is not None and inner.scope == "function":
-                    effects = effects | self.fixture_effects(requested)
-        self._effects[name] = effects
+        self._effects[id(fixture)] = frozenset()  # a cycle adds nothing
+        effects = self.project.fixture_effects(self._module_of(fixture), fixture)
+        for requested in fixture.requests:
+            inner = self.requested_by(fixture, requested)
+            if inner is not None and inner.scope == "function":
+                effects = effects | self.effects_of(inner)
+        self._effects[id(fixture)] = effects
         return effects
+
+    def fixture_effects(self, name: str) -> frozenset[str]:
+        """What requesting ``name`` does for a test (:meth:`effects_of`)."""
+        fixture = self.fixture(name)
+        return self.effects_of(fixture) if fixture is not None else frozenset()
+
+    def closure(self, requested: list[str] | tuple[str, ...], class_name: str | None = None) -> list[str]:
+        """Every fixture name a test that requests ``requested`` gets, as
+        pytest computes it: those, the autouse fixtures in force (the
+        module's, the conftest chain's, the plugins', its class's and its
+        bases'), and what each requests in turn, at any depth; names the
+        project does not define (``pytester``) are listed but not followed."""
+        names: list[str] = []
+        seen: set[int] = set()
+        pending = self._roots(requested, class_name)
+        while pending:
+            name, fixture = pending.pop(0)
+            if name not in names:
+                names.append(name)
+            if fixture is None or id(fixture) in seen:
+                continue
+            seen.add(id(fixture))
+            pending.extend((inner, self.requested_by(fixture, inner)) for inner in fixture.requests)
+        return names
+
+    def _roots(self, requested: Sequence[str], class_name: str | None) -> list[tuple[str, Fixture | None]]:
+        """The requested fixtures (the test's class's or its bases' first), then the autouse ones."""
+        in_class: dict[str, Fixture] = {}
+        requested = list(requested)
+        for index, (module, name) in enumerate(self.project.class_chain(self.own_classes, class_name or "")):
+            in_class = {**module.class_fixtures.get(name, {}), **in_class}
+            if index:  # a base class's marks are inherited (the test's class's own are in ``requested``)
+                requested += module.class_marks.get(name, ())
+        roots: list[tuple[str, Fixture | None]] = [(n, in_class.get(n) or self.fixture(n)) for n in requested]
+        roots += [(f.name, f) for f in self.autouse_fixtures()]
+        roots += [(f.name, f) for f in in_class.values() if f.autouse]
+        return roots
 
     def autouse_fixtures(self) -> list[Fixture]:
         """The module-level autouse fixtures in force for this file's tests."""
@@ -481,15 +600,19 @@ class ProjectView:
         class's and its bases'), counted only for function scope (a wider
         fixture restores after many tests, not after this one)."""
         effects: frozenset[str] = frozenset()
-        names = [*requested, *(f.name for f in self.autouse_fixtures())]
-        for name in names:
-            fixture = self.fixture(name)
+        for _, fixture in self._roots(requested, class_name):
             if fixture is not None and fixture.scope == "function":
-                effects = effects | self.fixture_effects(name)
-        for fixture in self.class_autouse(class_name) if class_name else ():
-            if fixture.scope == "function":
-                effects = effects | fixture.effects
+                effects = effects | self.effects_of(fixture)
         return effects
+
+    def manager_effects(self, dotted: str) -> frozenset[str]:
+        """What ``with dotted(...):`` (canonical name) in this file does around its
+        block, for a context manager of this file or of the test tree (see
+        :meth:`Project.manager_effects`)."""
+        if dotted.partition(".")[0] in self._top_names:
+            return self.project.manager_effects(self.own, dotted)
+        located = self.project.locate(dotted, self.path)
+        return self.project.manager_effects(located[0], located[1]) if located else frozenset()
 
     def pins_for_test(self, requested: list[str] | tuple[str, ...]) -> Pins:
         """The conftest chain's pins, and those of the fixtures the test
@@ -638,19 +761,38 @@ class ProjectView:
             found[callee] = dataclasses.replace(wrapper, callee=callee)
 
 
+#: id(tree) -> (tree, its usefixtures aliases, its module pytestmark fixtures), for the last few modules
+_MARKS: dict[int, tuple[ast.AST, dict[str, tuple[str, ...]], tuple[str, ...]]] = {}
+
+
+def _module_marks(tree: ast.Module) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+    kept = _MARKS.get(id(tree))
+    if kept is None or kept[0] is not tree:
+        _MARKS.clear() if len(_MARKS) > 16 else None
+        aliases = mark_aliases(tree)
+        kept = _MARKS[id(tree)] = (tree, aliases, pytestmark_fixtures(tree.body, aliases))
+    return kept[1], kept[2]
+
+
 def requested_fixtures(scopes: list[Any]) -> list[str]:
     """The fixture names the test around the walk requests: the parameters
-    of its functions and the ``@pytest.mark.usefixtures(...)`` names on them
-    and on their classes (``scopes``: the context's scope list)."""
+    of its functions, the ``usefixtures`` marks on them and on their classes
+    (a decorator, a class's ``pytestmark``, a module-level alias of the mark:
+    ``usefixtures = pytest.mark.usefixtures("clean_env")``) and the module's
+    ``pytestmark`` (one mark or a list) (``scopes``: the context's scope list)."""
     names: list[str] = []
+    aliases: dict[str, tuple[str, ...]] = {}
     for scope in scopes:
         node = scope.node
+        if scope.kind == "module":
+            aliases, marked = _module_marks(node)
+            names.extend(marked)
+            continue
         if scope.kind == "function":
             arguments = node.args
-            names.extend(a.arg for a in (*arguments.args, *arguments.kwonlyargs))
+            names.extend(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
+        else:
+            names.extend(pytestmark_fixtures(node.body, aliases))
         for decorator in getattr(node, "decorator_list", ()):
-            if isinstance(decorator, ast.Call) and (dotted_name(decorator.func) or "").endswith("usefixtures"):
-                names.extend(
-                    a.value for a in decorator.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
-                )
+            names.extend(marked_fixtures(decorator, aliases))
     return names

@@ -24,6 +24,8 @@ SETS_ENV = "sets env"
 PINS_HOME = "pins home"
 PINS_GIT = "pins git config"
 REDIRECTS_TEMP = "redirects the temp dir"
+#: prefix of the effect "monkeypatch puts this key of os.environ back at teardown" (``+ key``)
+RESTORES_ENV_KEY = "restores os.environ key "
 
 SPAWNERS = frozenset({
     "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
@@ -72,6 +74,10 @@ class Fixture:
     autouse: bool = False
     requests: tuple[str, ...] = ()
     effects: frozenset[str] = frozenset()
+    #: project calls whose ``with`` block holds its ``yield`` (``with env_vars(): yield``), ``yield from helper()``
+    managers: tuple[str, ...] = ()
+    #: project helpers its teardown calls (after the ``yield``, in a ``finally``, ``request.addfinalizer(f)``)
+    finalizers: tuple[str, ...] = ()
 
 
 @dataclass
@@ -88,6 +94,8 @@ class Function:
     returns: str | None = None
     #: the process state its body changes: "cwd" (``os.chdir``), "env" (a write of ``os.environ``)
     touches: frozenset[str] = frozenset()
+    #: a ``@contextmanager`` generator: its effects around its ``yield``, as a fixture's read
+    manager: Fixture | None = None
 
 
 @dataclass
@@ -100,6 +108,8 @@ class ModuleFacts:
     fixtures: dict[str, Fixture] = field(default_factory=dict)
     #: class name -> the fixtures defined in its body (a base class's autouse ones apply to its subclasses' tests)
     class_fixtures: dict[str, dict[str, Fixture]] = field(default_factory=dict)
+    #: class name -> the fixtures its ``usefixtures`` marks ask for (a decorator, a ``pytestmark``): inherited
+    class_marks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     pytest_plugins: tuple[str, ...] = ()
     pins: Pins = NO_PINS
     redirects_temp: bool = False
@@ -145,6 +155,14 @@ class _Reader:
     def name(self, node: ast.AST) -> str:
         return resolve_with(self.aliases, node) or ""
 
+    def project_reference(self, node: ast.AST) -> bool:
+        """``node`` may name a function of the project: a bare name, or a
+        dotted one through an import (not a method of a local object)."""
+        if isinstance(node, ast.Name):
+            return True
+        name = dotted_name(node)
+        return name is not None and name.partition(".")[0] in self.aliases
+
     def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, in_class: bool) -> Function:
         facts = Function(qualname)
         nodes = own_walk(node)
@@ -167,8 +185,12 @@ class _Reader:
                 self._call(sub, facts, params, in_class)
         if _decorator_call(node, "fixture") is not None or _decorator_call(node, "yield_fixture") is not None:
             facts.returns = self._returned_class(nodes)
-        if in_class and qualname.rpartition(".")[2] in PER_TEST_TEARDOWNS:
-            facts.touches = self._touches(nodes)
+        facts.touches = self._touches(nodes)
+        if any(isinstance(sub, (ast.Yield, ast.YieldFrom)) for sub in nodes):
+            effects = self.effects(node)
+            managers, finalizers = self.last_refs
+            facts.manager = Fixture(qualname, self.facts.path, node.lineno, effects=effects,
+                                    managers=managers, finalizers=finalizers)
         return facts
 
     def _touches(self, nodes: list[ast.AST]) -> frozenset[str]:
@@ -235,6 +257,11 @@ class _Reader:
         scope = _keyword(decorator, "scope")
         name = _keyword(decorator, "name")
         requests = tuple(a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs))
+        requests += tuple(  # ``request.getfixturevalue("name")``: requested at run time
+            sub.args[0].value for sub in own_walk(node)
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "getfixturevalue"
+            and sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str)
+        )
         return Fixture(
             name=name if isinstance(name, str) else node.name,
             path=path,
@@ -243,64 +270,127 @@ class _Reader:
             autouse=_keyword(decorator, "autouse") is True,
             requests=tuple(r for r in requests if r not in ("self", "cls", "request")),
             effects=self.effects(node),
+            managers=self.last_refs[0],
+            finalizers=self.last_refs[1],
         )
 
     def effects(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-        nodes = own_walk(node)
-        # in source order: a snapshot is taken before the restore that uses it
+        """What running ``node`` as a fixture (or a context manager) does to
+        the process state; the project's managers and teardown helpers it
+        calls are kept on :attr:`last_refs` for the model to follow."""
+        scan = _EffectScan(self, own_walk(node))
+        for sub in scan.nodes:
+            scan.visit(sub)
+        pins = pins_in(node)
+        if pins.home:
+            scan.found.add(PINS_HOME)
+        if pins.git_config:
+            scan.found.add(PINS_GIT)
+        self.last_refs = (tuple(scan.managers), tuple(scan.finalizers))
+        return frozenset(scan.found)
+
+    #: the (managers, finalizers) the last :meth:`effects` call found
+    last_refs: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+
+class _EffectScan:
+    """One pass over a fixture's own nodes, in source order (a snapshot is
+    taken before the restore that uses it)."""
+
+    def __init__(self, reader: _Reader, nodes: list[ast.AST]) -> None:
+        self.reader = reader
         nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
-        yield_line = min(
+        self.nodes = nodes
+        self.yield_line = min(
             (sub.lineno for sub in nodes if isinstance(sub, (ast.Yield, ast.YieldFrom))), default=None
         )
-        finally_lines = {
+        self.finally_lines = {
             inner.lineno for sub in nodes if isinstance(sub, ast.Try)
             for stmt in sub.finalbody for inner in ast.walk(stmt) if hasattr(inner, "lineno")
         }
+        self.found: set[str] = set()
+        self.snapshot = False
+        self.temp_swapped = False
+        #: project calls whose block holds the yield (``with env_vars(): yield``), or ``yield from helper()``
+        self.managers: list[str] = []
+        #: project helpers called in the teardown (after the yield, in a ``finally``, ``request.addfinalizer``)
+        self.finalizers: list[str] = []
 
-        def after(sub: ast.AST) -> bool:
-            line = getattr(sub, "lineno", 0)
-            return (yield_line is not None and line > yield_line) or line in finally_lines
+    def after(self, sub: ast.AST) -> bool:
+        line = getattr(sub, "lineno", 0)
+        return (self.yield_line is not None and line > self.yield_line) or line in self.finally_lines
 
-        found: set[str] = set()
-        snapshot = False
-        for sub in nodes:
-            if isinstance(sub, (ast.With, ast.AsyncWith)) and yield_line is not None and _holds_line(sub, yield_line):
-                for item in sub.items:
-                    call = item.context_expr
-                    written = self.name(call.func) if isinstance(call, ast.Call) else ""
-                    lowered = written.rpartition(".")[2].lower()
-                    if "chdir" in lowered or "cwd" in lowered:
-                        found |= {CHANGES_CWD, RESTORES_CWD}
-                    if isinstance(call, ast.Call) and _patches_environ(self, call):
-                        found.add(RESTORES_ENV)
-            if not isinstance(sub, ast.Call):
-                rebinds = isinstance(sub, ast.Assign) and any(self.name(t) == "os.environ" for t in sub.targets)
-                if rebinds and after(sub):
-                    found.add(RESTORES_ENV if snapshot else SETS_ENV)
-                elif isinstance(sub, (ast.Assign, ast.AugAssign)) and _writes_environ(self, sub):
-                    found.add(SETS_ENV)
+    def visit(self, sub: ast.AST) -> None:
+        if isinstance(sub, (ast.With, ast.AsyncWith)) and self.yield_line is not None \
+                and _holds_line(sub, self.yield_line):
+            self._manager(sub)
+        elif isinstance(sub, ast.YieldFrom) and isinstance(sub.value, ast.Call):
+            if self.reader.project_reference(sub.value.func):
+                self.managers.append(self.reader.name(sub.value.func))
+        if isinstance(sub, ast.Call):
+            self._call(sub)
+            return
+        rebinds = isinstance(sub, ast.Assign) and any(self.reader.name(t) == "os.environ" for t in sub.targets)
+        if isinstance(sub, ast.Assign) and any(self.reader.name(t) == "tempfile.tempdir" for t in sub.targets):
+            if self.after(sub) and self.temp_swapped:
+                self.found.add(REDIRECTS_TEMP)  # swapped for the test and put back in its teardown
+            self.temp_swapped = True
+        if rebinds and self.after(sub):
+            self.found.add(RESTORES_ENV if self.snapshot else SETS_ENV)
+        elif isinstance(sub, (ast.Assign, ast.AugAssign)) and _writes_environ(self.reader, sub):
+            self.found.add(SETS_ENV)
+
+    def _manager(self, block: ast.With | ast.AsyncWith) -> None:
+        for item in block.items:
+            call = item.context_expr
+            if not isinstance(call, ast.Call):
                 continue
-            name = self.name(sub.func)
-            last = name.rpartition(".")[2]
-            receiver = dotted_name(sub.func.value) if isinstance(sub.func, ast.Attribute) else None
-            if name in ("os.chdir", "os.fchdir"):
-                found.add(RESTORES_CWD if after(sub) and CHANGES_CWD in found else CHANGES_CWD)
-            elif last == "chdir" and receiver is not None and "monkeypatch" in receiver:
-                found |= {CHANGES_CWD, RESTORES_CWD}  # monkeypatch puts the first cwd back at teardown
-            elif (name in ENVIRON_SNAPSHOTS and _names_environ(self, sub)) or name == "os.environ.copy":
-                snapshot = True
-            elif name in ENVIRON_RESTORES and after(sub):
-                found.add(RESTORES_ENV if snapshot else SETS_ENV)
-            elif name in ("os.environ.update", "os.environ.setdefault", "os.putenv") or (
-                last == "setenv" and receiver is not None and "monkeypatch" not in receiver
-            ):
-                found.add(SETS_ENV)
-        pins = pins_in(node)
-        if pins.home:
-            found.add(PINS_HOME)
-        if pins.git_config:
-            found.add(PINS_GIT)
-        return frozenset(found)
+            written = self.reader.name(call.func)
+            lowered = written.rpartition(".")[2].lower()
+            if "chdir" in lowered or "cwd" in lowered:
+                self.found |= {CHANGES_CWD, RESTORES_CWD}
+            if _patches_environ(self.reader, call):
+                self.found.add(RESTORES_ENV)
+            if written and self.reader.project_reference(call.func):
+                self.managers.append(written)
+
+    def _monkeypatch(self, sub: ast.Call, last: str) -> bool:
+        """What a ``monkeypatch`` call puts back at teardown: the whole
+        environment swapped (``setattr(os, "environ", {...})``), a key it set
+        or deleted, ``tempfile.tempdir``."""
+        if last == "setattr" and _swaps(self.reader, sub, "os.environ"):
+            self.found.add(RESTORES_ENV)
+        elif last == "setattr" and _swaps(self.reader, sub, "tempfile.tempdir"):
+            self.found.add(REDIRECTS_TEMP)
+        elif last in ("setenv", "delenv") and sub.args and isinstance(sub.args[0], ast.Constant):
+            self.found.add(RESTORES_ENV_KEY + str(sub.args[0].value))
+        else:
+            return False
+        return True
+
+    def _call(self, sub: ast.Call) -> None:
+        name = self.reader.name(sub.func)
+        last = name.rpartition(".")[2]
+        receiver = dotted_name(sub.func.value) if isinstance(sub.func, ast.Attribute) else None
+        by_monkeypatch = receiver is not None and "monkeypatch" in receiver
+        if by_monkeypatch and self._monkeypatch(sub, last):
+            return
+        if name in ("os.chdir", "os.fchdir"):
+            self.found.add(RESTORES_CWD if self.after(sub) and CHANGES_CWD in self.found else CHANGES_CWD)
+        elif last == "chdir" and by_monkeypatch:
+            self.found |= {CHANGES_CWD, RESTORES_CWD}  # monkeypatch puts the first cwd back at teardown
+        elif (name in ENVIRON_SNAPSHOTS and _names_environ(self.reader, sub)) or name == "os.environ.copy":
+            self.snapshot = True
+        elif name in ENVIRON_RESTORES and self.after(sub):
+            self.found.add(RESTORES_ENV if self.snapshot else SETS_ENV)
+        elif name in ("os.environ.update", "os.environ.setdefault", "os.putenv") or (
+            last == "setenv" and receiver is not None and not by_monkeypatch
+        ):
+            self.found.add(SETS_ENV)
+        elif last in ("addfinalizer", "callback", "addCleanup") and sub.args:
+            self.finalizers.append(self.reader.name(sub.args[0]))
+        elif self.after(sub) and name and self.reader.project_reference(sub.func):
+            self.finalizers.append(name)
 
 
 def _checking_raises(nodes: list[ast.AST], params: set[str]) -> set[int]:
@@ -340,6 +430,14 @@ def _patches_environ(reader: _Reader, call: ast.Call) -> bool:
     return name.rpartition(".")[2] in ("EnvironmentVarGuard", "modified_environ")
 
 
+def _swaps(reader: _Reader, call: ast.Call, dotted: str) -> bool:
+    """``monkeypatch.setattr(os, "environ", {...})`` or ``setattr("os.environ", {...})`` for ``dotted``."""
+    args = call.args
+    if len(args) >= 3 and isinstance(args[1], ast.Constant):
+        return f"{reader.name(args[0])}.{args[1].value}" == dotted
+    return len(args) == 2 and isinstance(args[0], ast.Constant) and args[0].value == dotted
+
+
 def _writes_environ(reader: _Reader, stmt: ast.Assign | ast.AugAssign) -> bool:
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
     return any(isinstance(t, ast.Subscript) and reader.name(t.value) == "os.environ" for t in targets)
@@ -351,6 +449,45 @@ def _mentions_any(call: ast.Call, params: set[str]) -> bool:
             if isinstance(sub, ast.Name) and sub.id in params:
                 return True
     return False
+
+
+def mark_aliases(tree: ast.Module) -> dict[str, tuple[str, ...]]:
+    """Module-level names bound to a ``usefixtures`` mark
+    (``usefixtures = pytest.mark.usefixtures("clean_env")``): name -> its fixtures."""
+    found: dict[str, tuple[str, ...]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.Call, ast.Name, ast.List, ast.Tuple)):
+            names = marked_fixtures(stmt.value, found)
+            if names:
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name) and target.id != "pytestmark":
+                        found[target.id] = names
+    return found
+
+
+def marked_fixtures(mark: ast.expr, aliases: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The fixtures a mark (a decorator, a ``pytestmark`` value: one mark or
+    a list of them, an alias of one) asks for through ``usefixtures``."""
+    if isinstance(mark, (ast.List, ast.Tuple)):
+        return tuple(name for element in mark.elts for name in marked_fixtures(element, aliases))
+    if isinstance(mark, ast.Name):
+        return aliases.get(mark.id, ())
+    if isinstance(mark, ast.Call) and (dotted_name(mark.func) or "").endswith("usefixtures"):
+        return tuple(a.value for a in mark.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    if isinstance(mark, ast.Call) and isinstance(mark.func, ast.Name):
+        return aliases.get(mark.func.id, ())  # an alias applied with arguments is still the mark
+    return ()
+
+
+def pytestmark_fixtures(body: list[ast.stmt], aliases: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The ``usefixtures`` names of a ``pytestmark = ...`` (``+=``) in a module or class body."""
+    found: list[str] = []
+    for stmt in body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+            stmt, (ast.AugAssign, ast.AnnAssign)) else []
+        if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets) and stmt.value is not None:
+            found.extend(marked_fixtures(stmt.value, aliases))
+    return tuple(found)
 
 
 def plugins_of(tree: ast.Module) -> tuple[str, ...]:
@@ -390,10 +527,19 @@ def _redirects_temp(reader: _Reader, tree: ast.Module) -> bool:
     return redirected and made and removed
 
 
+def _read_class_marks(facts: ModuleFacts, node: ast.ClassDef, aliases: dict[str, tuple[str, ...]]) -> None:
+    names = pytestmark_fixtures(node.body, aliases) + tuple(
+        name for decorator in node.decorator_list for name in marked_fixtures(decorator, aliases)
+    )
+    if names:
+        facts.class_marks[node.name] = names
+
+
 def read_module(path: str, tree: ast.Module) -> ModuleFacts:
     """The facts of one module."""
     facts = ModuleFacts(path=path, aliases=module_imports(tree))
     reader = _Reader(facts)
+    marks = mark_aliases(tree)
     pending: list[ast.stmt] = list(tree.body)
     while pending:
         stmt = pending.pop()
@@ -404,6 +550,7 @@ def read_module(path: str, tree: ast.Module) -> ModuleFacts:
                 facts.fixtures.setdefault(fixture.name, fixture)
         elif isinstance(stmt, ast.ClassDef):
             facts.classes[stmt.name] = tuple(filter(None, (resolve_with(facts.aliases, b) for b in stmt.bases)))
+            _read_class_marks(facts, stmt, marks)
             for item in stmt.body:
                 if isinstance(item, DEF_TYPES):
                     qualname = f"{stmt.name}.{item.name}"
@@ -440,9 +587,11 @@ def read_classes(path: str, tree: ast.Module) -> ModuleFacts:
     about the bases of its test classes)."""
     facts = ModuleFacts(path=path, aliases=module_imports(tree))
     reader = _Reader(facts)
+    marks = mark_aliases(tree)
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
             facts.classes[stmt.name] = tuple(filter(None, (resolve_with(facts.aliases, b) for b in stmt.bases)))
+            _read_class_marks(facts, stmt, marks)
             for item in stmt.body:
                 if isinstance(item, DEF_TYPES) and item.decorator_list:
                     fixture = reader.fixture(item, path)

@@ -1,9 +1,10 @@
 """File roles: what pytest makes of a file, from its configuration.
 
 - ``TEST_MODULE``: a module pytest collects: its name matches
-  ``python_files``, no directory between the rootdir and it matches
-  ``norecursedirs``, and, when ``testpaths`` is set and the file is inside
-  the rootdir, it lies under one of the ``testpaths``. A support module
+  ``python_files`` and no directory between the rootdir and it matches
+  ``norecursedirs`` or is a virtualenv (holds ``pyvenv.cfg``). ``testpaths`` is no boundary: it is only where pytest
+  looks when given no path, and ``pytest tests/integration`` collects a
+  matching module outside it just the same. A support module
   that defines ``unittest.TestCase`` classes counts too: its cases run
   wherever a collected module imports them (a shared base of tests).
 - ``CONFTEST``: a ``conftest.py``.
@@ -122,18 +123,19 @@ class RoleFinder:
         if os.path.basename(path) == "conftest.py":
             return Role.CONFTEST
         recursed = not any(_norecursed(d, pattern) for d in between for pattern in config.norecursedirs)
+        # pytest skips a virtualenv (a directory holding ``pyvenv.cfg``) unless --collect-in-virtualenv
+        recursed = recursed and not any("pyvenv.cfg" in self.listing(d) for d in between)
         if recursed and self.collected(path, config):
             return Role.TEST_MODULE
         if self.in_test_tree(directory, between, config):
             return Role.SUPPORT
         return Role.NOT_TEST
 
-    def collected(self, path: str, config: PytestConfig) -> bool:
-        if not matches_python_files(path, config.python_files):
-            return False
-        if config.testpaths and config.rootdir and _inside(path, config.rootdir):
-            return _under_testpaths(path, config)
-        return True
+    @staticmethod
+    def collected(path: str, config: PytestConfig) -> bool:
+        """pytest collects the module when given its path or a directory above
+        it: its name is all that counts (``testpaths`` bounds nothing)."""
+        return matches_python_files(path, config.python_files)
 
     @staticmethod
     def _directories_between(base: str, directory: str) -> list[str]:

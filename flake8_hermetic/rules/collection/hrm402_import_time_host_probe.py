@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.value_flow import flow_index, touches_filesystem
 from flake8_hermetic.facts.environ import (
     ENV_GETTERS, ENVIRON, EXPANDUSER_CALLS, EXPANDUSER_METHODS, HOME_CALLS, home_variable,
 )
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 #: calls that read the operator's home directory
 HOME_READERS = HOME_CALLS | EXPANDUSER_CALLS | EXPANDUSER_METHODS
 SKIP_MARKS = frozenset({"pytest.mark.skipif", "pytest.mark.skip", "pytest.mark.xfail"})
+PARAMETRIZE = "pytest.mark.parametrize"
 
 
 class ImportTimeHostProbeRule(Rule):
@@ -46,6 +48,17 @@ class ImportTimeHostProbeRule(Rule):
     configuration: the test is skipped or configured differently on every
     developer's machine, and a probe that writes (creating a default
     config on first read) changes the operator's files.
+
+    **Self-consistent.** A home read that only builds what assertions
+    compare the code's result with is left alone: a module constant used
+    only in assertions (`EXPECTED = Path.home() / "x"`, then
+    `assert f() == EXPECTED`), or a value of a `parametrize` row whose
+    test uses every parameter only inside assertions
+    (`assert is_trusted(trust, repo) == expected`) and hands none to the
+    filesystem there. Still flagged: a read that reaches the filesystem
+    (`(Path.home() / ".gitconfig").exists()`, a `skipif` probe), a
+    constant used anywhere else, a row whose parameter the test hands to
+    code outside an assertion, and the project's own host readers.
 
     ## Example
     ```python
@@ -77,13 +90,16 @@ class ImportTimeHostProbeRule(Rule):
 
     ## Known problems
     Only direct calls are seen: a module-level call of a local helper that
-    reads the home inside is not followed.
+    reads the home inside is not followed. A parametrized home path that
+    the code under test opens inside an assertion (`assert load(path)`) is
+    taken for a compared value and missed.
     """
 
     code = "HRM402"
     # collected test modules only: a support module is imported by the runner only through a test
     # (child scripts, sample modules and __main__ scripts never are), a conftest is setup code
     roles = frozenset({Role.TEST_MODULE})
+    principles = ("self-consistent-home",)
     message = "{name} reads the host at import time, before any fixture can pin it; probe inside a fixture"
     calls = HOME_READERS | ENV_GETTERS | SKIP_MARKS
     options = (
@@ -122,12 +138,34 @@ class ImportTimeHostProbeRule(Rule):
             if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 yield from self._string_condition(node)
             return
-        if self.timing.import_time(node):
+        if self.timing.import_time(node) and not self._self_consistent(node):
             yield dataclasses.replace(self.report(node, name=name), where=self.ctx.where_of(node))
+
+    def _self_consistent(self, node: ast.expr) -> bool:
+        """A home read (not one of the project's host readers) that only builds
+        what assertions compare the code's result with: a module constant
+        used only in assertions, or a value of a ``parametrize`` row whose
+        test uses its parameters only in assertions, reaching no file."""
+        if isinstance(node, ast.Call) and self.ctx.call_name(node) not in HOME_READERS | ENV_GETTERS:
+            return False
+        index = self.ctx.per_function(self.ctx.tree, flow_index, names=False)
+        resolve = self.ctx.resolve
+
+        def host(call: ast.Call) -> bool:
+            return touches_filesystem(call, resolve)
+
+        if index.only_asserted(node, resolve, host):
+            return True
+        parametrize = index.reaches_call(node, resolve, lambda call: resolve(call.func) == PARAMETRIZE)
+        test = self.ctx.decorated(node)
+        if parametrize is None or test is None or isinstance(test, ast.ClassDef) or not parametrize.args:
+            return False
+        names = _argnames(parametrize.args[0])
+        return bool(names) and all(index.parameter_only_asserted(test, name, resolve, host) for name in names)
 
     def visit_Subscript(self, node: ast.Subscript) -> Iterator[Violation]:
         name = self._reads_host(node)
-        if name is not None and self.timing.import_time(node):
+        if name is not None and self.timing.import_time(node) and not self._self_consistent(node):
             yield dataclasses.replace(self.report(node, name=name), where=self.ctx.where_of(node))
 
     def _string_condition(self, node: ast.Call) -> Iterator[Violation]:
@@ -144,3 +182,12 @@ class ImportTimeHostProbeRule(Rule):
             if name is not None:
                 yield dataclasses.replace(self.report(condition, name=name), where=self.ctx.where_of(node))
                 return
+
+
+def _argnames(node: ast.expr) -> list[str]:
+    """``parametrize``'s names: ``"a, b"`` or ``("a", "b")``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [name.strip() for name in node.value.split(",") if name.strip()]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []

@@ -51,6 +51,12 @@ class ImportTimeExitRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    An exit reached through a function of another module that the test module
+    calls at import time is not seen. A module that reads `sys.argv` at import
+    time for any reason is taken for a script run in a child process, and its
+    exits are left alone.
     """
 
     code = "HRM403"

@@ -54,6 +54,13 @@ class ControlFlowInTestRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    Control flow is read in the test's own body only: a branch or loop inside a
+    helper the test calls is not seen, and a conditional expression
+    (`x if c else y`) or a comprehension is not counted. A loop whose cases
+    report themselves some way other than `subTest` (a message naming the
+    case) is still flagged.
     """
 
     code = "HRM502"

@@ -52,6 +52,12 @@ class UnnamedParametrizeRowRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    Rows that come from a name or a function call (`argvalues=CASES`) cannot
+    be seen and are left alone, and any `ids=` (a callable too) is trusted to
+    name every row. A row's id is not read for meaning:
+    `id="1"` counts as a name.
     """
 
     code = "HRM503"

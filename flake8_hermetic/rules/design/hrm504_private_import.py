@@ -68,6 +68,12 @@ class PrivateImportRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    Only `from module import _name` is read: `module._name` used as an
+    attribute after `import module`, and a public name imported from a
+    private module (`from pkg._impl import thing`), are not judged. A private
+    name the package offers its tests without saying "test" in it is reported.
     """
 
     code = "HRM504"

@@ -137,3 +137,66 @@ class Deadlines:
     def _names_interruption(self, node: ast.expr) -> bool:
         candidates = node.elts if isinstance(node, ast.Tuple) else [node]
         return any(self.ctx.resolve(candidate) in INTERRUPTIONS for candidate in candidates)
+
+
+#: decorators that bound the whole test even when given no timeout (tornado's ``gen_test``: 5 s by default)
+BOUNDED_BY_DEFAULT = frozenset({"tornado.testing.gen_test"})
+#: keywords of a test decorator that bound the whole test (``@async_test(timeout=5)``)
+TIMEOUT_KEYWORDS = frozenset({"timeout", "timeout_seconds"})
+
+
+def _positive(node: ast.expr | None) -> bool:
+    """A bound that holds: not ``None``, not ``0`` (pytest-timeout's "off"), not a negative literal."""
+    if node is None:
+        return False
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool) and node.value > 0
+    return not isinstance(node, ast.UnaryOp)
+
+
+def bounding_decorator(ctx: Context, decorator: ast.expr) -> bool:
+    """``@pytest.mark.timeout(5)``, ``@gen_test`` / ``@gen_test(timeout=...)``, or any
+    decorator call with a ``timeout=`` keyword (``@async_test(timeout=5)``)."""
+    call = decorator if isinstance(decorator, ast.Call) else None
+    name = ctx.resolve(call.func if call is not None else decorator) or ""
+    if name in BOUNDED_BY_DEFAULT:
+        keyword = next((k for k in call.keywords if k.arg == "timeout"), None) if call is not None else None
+        return keyword is None or not (isinstance(keyword.value, ast.Constant) and keyword.value.value == 0)
+    if call is None:
+        return False
+    if name == "pytest.mark.timeout":
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "timeout"), None)
+        return _positive(first)
+    return any(k.arg in TIMEOUT_KEYWORDS and _positive(k.value) for k in call.keywords)
+
+
+def _marks(ctx: Context, body: list[ast.stmt]) -> list[ast.expr]:
+    """The marks of a ``pytestmark = ...`` (one mark or a list/tuple of them) in ``body``."""
+    marks: list[ast.expr] = []
+    for statement in body:
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "pytestmark" for t in statement.targets
+        ):
+            value = statement.value
+            marks.extend(value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value])
+    return marks
+
+
+def bounded_by_the_runner(ctx: Context) -> bool:
+    """The test around the current node is bounded as a whole: pytest-timeout
+    configured for the rootdir (``timeout = N``, ``--timeout`` in addopts), a
+    bounding decorator (:func:`bounding_decorator`) of an enclosing def or
+    class, or a ``pytestmark`` of the module or an enclosing class naming one."""
+    if ctx.project.test_timeout is not None:
+        return True
+    for scope in ctx.scopes:
+        if scope.kind == "module":
+            marks = _marks(ctx, ctx.tree.body)
+        else:
+            node = scope.node
+            marks = list(node.decorator_list)  # type: ignore[attr-defined]
+            if isinstance(node, ast.ClassDef):
+                marks += _marks(ctx, node.body)
+        if any(bounding_decorator(ctx, mark) for mark in marks):
+            return True
+    return False

@@ -13,6 +13,7 @@ from flake8_hermetic.rules.determinism.handed_callables import Binding, HandedCa
 from flake8_hermetic.rules.determinism.sleeps import (
     asserts_after,
     duration_argument,
+    guessed_wait,
     is_literal_zero,
     polls,
     random_duration,
@@ -128,6 +129,7 @@ class SleepRule(Rule):
     code = "HRM201"
     message = "{name}() waits a guessed time and flakes on a loaded host; wait on the state itself with a timeout (Event.wait, Queue.get, join) or poll with a deadline"
     default_on = False
+    principles = ("guessed-wait",)
     # no ``calls``: every call is read, to see which helpers are handed to a thread or pool
 
     __slots__ = ("_deadlines", "_handed", "_pending")
@@ -152,6 +154,9 @@ class SleepRule(Rule):
             return
         if random_duration(self.ctx, duration):
             return  # jitter to shake out a race, not a wait for a state
+        scope = self.ctx.function_scope
+        if not guessed_wait(self.ctx, node, test_flow=scope is not None and scope.is_test_code):
+            return
         helper = self._helper_frame()
         if helper and self._asserts_after(node):
             helper = None  # a job that sleeps, then asserts: a guessed wait for another job's state

@@ -9,7 +9,7 @@ from flake8_hermetic.context import Context
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.determinism.clock import clock_steps
 from flake8_hermetic.rules.determinism.deadlines import Deadlines
-from flake8_hermetic.rules.determinism.sleeps import asserts_after, duration_argument, is_literal_zero, polls
+from flake8_hermetic.rules.determinism.sleeps import asserts_after, duration_argument, guessed_wait, is_literal_zero, polls
 from flake8_hermetic.violation import Violation
 
 ASYNC_SLEEPS = {"asyncio.sleep": ("delay",), "anyio.sleep": ("delay",), "trio.sleep": ("seconds",)}
@@ -104,6 +104,7 @@ class AsyncSleepRule(Rule):
     code = "HRM202"
     message = "await {name}() guesses how long another task needs and flakes on a loaded host; await the event itself, bounded (asyncio.wait_for)"
     default_on = False
+    principles = ("guessed-wait",)
 
     __slots__ = ("_deadlines",)
 
@@ -124,6 +125,9 @@ class AsyncSleepRule(Rule):
         if self._simulates_work(call) or self._virtual_time() or self._deadlines.bounded() or self._deadlines.interrupted_on_purpose():
             return
         if clock_steps(self.ctx).lets_clock_advance(call):
+            return
+        scope = self.ctx.function_scope
+        if not guessed_wait(self.ctx, node, test_flow=scope is not None and scope.is_test_code):
             return
         yield self.report(node, name=name)
 

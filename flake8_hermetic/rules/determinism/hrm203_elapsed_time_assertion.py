@@ -111,6 +111,7 @@ class ElapsedTimeAssertionRule(Rule):
 
     code = "HRM203"
     default_on = False
+    principles = ("poll-timeout",)
     message = "assertion on elapsed wall-clock time depends on the host's speed and load; assert the behaviour and measure speed in a benchmark"
     methods = COMPARING_ASSERTS | TRUTH_ASSERTS
 
@@ -165,8 +166,16 @@ class ElapsedTimeAssertionRule(Rule):
     def _is_approx(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Call) and self.ctx.call_name(node) == "pytest.approx"
 
+    def _polls(self) -> bool:
+        """The assertion runs in a ``while`` loop of its function: a poll,
+        whose elapsed-time check is its timeout, not a claim about speed."""
+        return any(
+            isinstance(ancestor, ast.While) and child is not ancestor.test
+            for ancestor, child in self.ctx.ancestors_in_function()
+        )
+
     def visit_Assert(self, node: ast.Assert) -> Iterator[Violation]:
-        if self._compares_elapsed(node.test):
+        if self._compares_elapsed(node.test) and not self._polls():
             yield self.report(node)
 
     def _compared_pair(self, node: ast.Call) -> tuple[ast.expr | None, ast.expr | None]:
@@ -179,7 +188,7 @@ class ElapsedTimeAssertionRule(Rule):
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         func = node.func
-        if not isinstance(func, ast.Attribute):
+        if not isinstance(func, ast.Attribute) or (func.attr not in self.methods) or self._polls():
             return
         if func.attr in COMPARING_ASSERTS:
             first, second = self._compared_pair(node)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.determinism.deadlines import Deadlines
+from flake8_hermetic.rules.determinism.deadlines import Deadlines, bounded_by_the_runner
 from flake8_hermetic.rules.determinism.signals import (
     SuppliedSignals,
     WaitedCoroutines,
@@ -112,10 +112,18 @@ class UnboundedAwaitRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    A signal sent by the code under test (a callback it is handed) is not
+    seen, and the await is flagged. A bound set by a fixture (an autouse
+    fixture arming an alarm) or by a plugin other than pytest-timeout is
+    not seen either. pytest-timeout's `timeout` is trusted without checking
+    that the plugin is installed.
     """
 
     code = "HRM204"
     default_on = False
+    principles = ("bounded-by-runner",)
     message = "await {what} never returns if the signal is never sent, hanging the run; bound it: asyncio.wait_for(..., timeout=) or async with asyncio.timeout()"
 
     __slots__ = ("_deadlines",)
@@ -205,6 +213,8 @@ class UnboundedAwaitRule(Rule):
         if not self.ctx.in_test or not self._awaits_signal(node.value):
             return
         if self._deadlines.bounded() or self._unwaited_coroutine() or self.ctx.expected_to_raise(node):
+            return
+        if bounded_by_the_runner(self.ctx):
             return
         if self._cannot_hang(node) or self._arranged_by_the_test(node.value) or self._cancelled_scope(node):
             return

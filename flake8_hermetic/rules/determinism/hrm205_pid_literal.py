@@ -8,13 +8,16 @@ from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.mocks import mocked_here, patch_target
+from flake8_hermetic.facts.value_flow import flow_index
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.determinism.signals import SuppliedSignals
-from flake8_hermetic.rules.determinism.trees import assigned_pairs
 from flake8_hermetic.violation import Violation
 
-PID_CALLS = frozenset({"os.kill", "os.killpg", "os.waitpid", "psutil.Process", "psutil.pid_exists"})
+#: the calls that hand a pid to the OS (its first argument or ``pid=``)
+PID_CALLS = frozenset({
+    "os.kill", "os.killpg", "os.waitpid", "os.getpgid", "os.getsid", "os.pidfd_open", "os.sched_getaffinity",
+    "os.sched_setaffinity", "psutil.Process", "psutil.pid_exists",
+})
 MAX_PID = 4194304  # Linux's pid_max ceiling (2**22)
 PID_WORD = re.compile(r"^p?pids?\d*$")
 CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -44,10 +47,6 @@ def replaced_pid_call(target: str | None) -> str | None:
     return next((pid_call for pid_call in PID_CALLS if target == pid_call or target.endswith("." + pid_call)), None)
 
 
-#: calls that turn what they are given into text or bytes: a pid inside reaches no OS
-RENDERING_CALLS = frozenset(
-    {"repr", "str", "format", "print", "pickle.dumps", "json.dumps", "marshal.dumps", "copy.copy", "copy.deepcopy"}
-)
 #: set-up methods whose patches hold for every test of their class
 SETUP_NAMES = frozenset({"setUp", "asyncSetUp", "setUpClass", "setup_method", "setup_class", "setup"})
 
@@ -68,27 +67,29 @@ class PidLiteralRule(Rule):
     liveness probe says "alive", and the test fails (or does damage) for
     reasons that have nothing to do with the change under review.
 
-    Flagged: such a literal as the pid argument of `os.kill`, `os.killpg`,
-    `os.waitpid`, `psutil.Process`, `psutil.pid_exists`, as a `pid=`
-    keyword of any call, or assigned to a name whose words include `pid`
-    (`pid`, `child_pid`, `self.fakePid`). 0, 1 and negative numbers have
+    Flagged: such a literal that reaches the pid argument (the first, or
+    `pid=`) of `os.kill`, `os.killpg`, `os.waitpid`, `os.getpgid`,
+    `os.getsid`, `os.pidfd_open`, `os.sched_getaffinity`/`setaffinity`,
+    `psutil.Process` or `psutil.pid_exists`: directly, or through the
+    function's own variables (`pid = 999999` then `os.kill(pid, 0)`, a `for`
+    loop over literals) or a module constant. 0, 1 and negative numbers have
     fixed meanings and are not flagged.
 
     ## Example
     ```python
-    def test_reaper_ignores_dead_owner(store):
-        store.lock(owner_pid=999999)
-        assert store.reap() == 1
+    def test_probe_of_a_dead_process():
+        dead = 999999
+        with pytest.raises(ProcessLookupError):
+            os.kill(dead, 0)
     ```
 
     ## Use instead
     ```python
-    NO_SUCH_PID = 99999999999  # above any pid_max: no OS can allocate it
-
-    def test_reaper_ignores_dead_owner(store, monkeypatch):
-        monkeypatch.setattr(store, "pid_alive", lambda pid: False)
-        store.lock(owner_pid=NO_SUCH_PID)
-        assert store.reap() == 1
+    def test_probe_of_a_dead_process():
+        child = subprocess.Popen([sys.executable, "-c", "pass"])
+        child.wait()  # reaped: its pid names no process of ours now
+        with pytest.raises(ProcessLookupError):
+            os.kill(child.pid, 0)
     ```
     Use a number no OS can allocate, or pin the probe that asks about it.
 
@@ -99,8 +100,8 @@ class PidLiteralRule(Rule):
     a maintainer would fix (4%), under the 80% a default-on rule must reach:
     a pid literal was mostly data (a dict key, a status field, a flag) that
     never reaches `kill` or `waitpid`, or the OS call was patched in every
-    test that reaches it. It would need to follow the value into the code
-    under test.
+    test that reaches it. Since then it follows the value (below): a
+    literal is flagged only where it reaches the OS.
 
     ## Options
     None.
@@ -114,17 +115,10 @@ class PidLiteralRule(Rule):
     A patch made in the class's `setUp`/`setup_method` (`mock.patch("os.kill").start()`)
     holds for every test of the class: their literals are left alone.
 
-    **A pid counts only where it can reach an OS call.** A literal that
-    only becomes text or data reaches no process: a `pid=` of a record or
-    exception rendered or serialised (inside `repr()`, `str()`,
-    `pickle.dumps()`, an f-string, a `raise`), a value in a statement the
-    test expects to fail (`pytest.raises`/`assertRaises`), or a
-    `fake.pid = 123` on a mock the function made (`Mock()`,
-    `with patch(...) as fake`).
-
     ## Known problems
     A patch made in a fixture or a base class is not seen, and the
-    literal is still flagged.
+    literal is still flagged. A pid handed to the code under test, which
+    then signals or probes it, is not followed there and is missed.
     """
 
     code = "HRM205"
@@ -134,13 +128,16 @@ class PidLiteralRule(Rule):
     calls = PID_CALLS | {"patch", "*.patch"}  # mock.patch.object and monkeypatch.setattr are methods
     methods = PATCHER_NAMES
 
-    __slots__ = ("_patcher_ids", "_patcher_names")
+    principles = ("follow-the-value",)
+
+    __slots__ = ("_patcher_ids", "_patcher_names", "_reported")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         # per pid call: the functions seen patching it, by node and by name (a decorator names them)
         self._patcher_ids: dict[str, set[int]] = {}
         self._patcher_names: dict[str, set[str]] = {}
+        self._reported: set[int] = set()  # a literal two calls receive is one finding
 
     def _note_patch(self, call: ast.Call) -> None:
         target = replaced_pid_call(patch_target(self.ctx, call))
@@ -178,53 +175,18 @@ class PidLiteralRule(Rule):
                     return True
         return False
 
-    def _reaches_no_os(self, node: ast.AST) -> bool:
-        """The pid only becomes text or data (inside ``repr()``, ``str()``,
-        ``pickle.dumps()``, an f-string, a ``raise``), or the statement is
-        expected to fail (``pytest.raises``/``assertRaises``)."""
-        for ancestor, _child in self.ctx.ancestors_in_function(node):
-            if isinstance(ancestor, (ast.JoinedStr, ast.Raise)):
-                return True
-            if isinstance(ancestor, ast.Call) and self.ctx.call_name(ancestor) in RENDERING_CALLS:
-                return True
-        return self.ctx.expected_to_raise(node)
-
-    def _on_a_mock(self, target: ast.expr) -> bool:
-        """``fake.pid = 123`` where the function made ``fake`` a mock."""
-        function = self.ctx.function
-        if function is None or not isinstance(target, ast.Attribute):
-            return False
-        receiver = dotted_name(target.value)
-        return receiver is not None and self.ctx.per_function(function, SuppliedSignals).is_mock(receiver)
-
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         self._note_patch(node)
         name = self.ctx.call_name(node)
-        if node.args and name in PID_CALLS:
-            pid = allocatable_pid(node.args[0])
-            if pid is not None and not self._patched(node, name):  # type: ignore[arg-type]
-                yield self.report(node.args[0], pid=pid)
-
-    def visit_keyword(self, node: ast.keyword) -> Iterator[Violation]:
-        # ``pid=`` of any call (``Process(pid=1234)``, a helper's ``wait_for(pid=...)``)
-        if node.arg == "pid" and isinstance(self.ctx.parent, ast.Call):
-            pid = allocatable_pid(node.value)
-            if pid is not None and not self._reaches_no_os(self.ctx.parent):
-                yield self.report(node.value, pid=pid)
-
-    def _assignment(self, node: ast.AST) -> Iterator[Violation]:
-        for target, value in assigned_pairs(node):
-            key = dotted_name(target)
-            pid = allocatable_pid(value)
-            if key is not None and pid is not None and is_pid_name(key.rpartition(".")[2]):
-                if not self._on_a_mock(target) and not self.ctx.expected_to_raise(node):
-                    yield self.report(value, pid=pid)
-
-    def visit_Assign(self, node: ast.Assign) -> Iterator[Violation]:
-        yield from self._assignment(node)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> Iterator[Violation]:
-        yield from self._assignment(node)
-
-    def visit_NamedExpr(self, node: ast.NamedExpr) -> Iterator[Violation]:
-        yield from self._assignment(node)
+        if name not in PID_CALLS:
+            return
+        argument = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pid"), None)
+        if argument is None or self._patched(node, name):  # type: ignore[arg-type]
+            return
+        # follow the value: the literal itself, or one the function's variables carry here
+        index = self.ctx.per_function(self.ctx.tree, flow_index, names=False)
+        for literal in index.sources(argument, self.ctx.resolve):
+            pid = allocatable_pid(literal)
+            if pid is not None and id(literal) not in self._reported:
+                self._reported.add(id(literal))
+                yield self.report(literal, pid=pid)

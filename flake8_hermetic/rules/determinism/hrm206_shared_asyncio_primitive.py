@@ -56,6 +56,13 @@ class SharedAsyncioPrimitiveRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    Only a primitive created by the call itself at module or class scope is
+    seen: one made by a helper called at import time (`LOCK = make_lock()`),
+    or by a session-scoped fixture shared by many tests, is not. Since Python
+    3.10 a primitive binds to a loop only when first used, so one used by a
+    single test is harmless and still flagged.
     """
 
     code = "HRM206"

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
+from flake8_hermetic.project import requested_fixtures
+from flake8_hermetic.project.modules import REDIRECTS_TEMP
 from flake8_hermetic.rules.leaks.flow import later_statements
 from flake8_hermetic.rules.leaks.function_facts import (
     CONTAINER_METHODS, FunctionRule, Holder, holder_of, kept_on_instance,
@@ -192,7 +194,11 @@ class TempWithoutCleanupRule(FunctionRule):
     `conftest.py` that points `tempfile.tempdir` (or `TMPDIR`) at a
     directory made for the run (`mkdtemp()`, the basetemp) and removes it
     at the end (`shutil.rmtree`, `.cleanup()`, an `atexit` registration)
-    is not flagged: nothing it leaves outlives the run.
+    is not flagged: nothing it leaves outlives the run. Nor is one whose
+    test's fixture closure, or a project context manager around it, points
+    `tempfile.tempdir` at a directory of its own for the test (see "What it
+    leaves alone"). Setting `TMPDIR` does not count: `tempfile` reads it
+    once and caches the answer.
 
     ## Known problems
     A `NamedTemporaryFile(delete=False)` used as a `with` item is closed but
@@ -204,6 +210,7 @@ class TempWithoutCleanupRule(FunctionRule):
     """
 
     code = "HRM101"
+    principles = ("fixture-closure",)
     default_on = False
     message = "{name}() leaves {what} behind when the test fails before removing it; use tmp_path, a with block, or register cleanup on the next line"
     calls = frozenset(TEMP_MAKERS)
@@ -229,7 +236,7 @@ class TempWithoutCleanupRule(FunctionRule):
         elif self._cleaned(node, holder) or self._removed_by_teardown(holder):
             return
         if "dir" not in {k.arg for k in node.keywords} and (
-            self._inside_swapped_tempdir(node) or self.ctx.project.temp_redirected
+            self._inside_swapped_tempdir(node) or self.ctx.project.temp_redirected or self._closure_swaps_tempdir()
         ):
             # runner-level isolation: a conftest above points the temp dir at
             # a per-run directory it removes at exit, so nothing outlives the run
@@ -375,6 +382,15 @@ class TempWithoutCleanupRule(FunctionRule):
             and any(dotted_name(a) in kept for a in sub.args) for sub in ast.walk(teardown)
         )
 
+    def _closure_swaps_tempdir(self) -> bool:
+        """A function-scoped fixture of the test's closure (see the project
+        model) points ``tempfile.tempdir`` at a directory of its own for the
+        test and puts it back (``monkeypatch.setattr(tempfile, "tempdir",
+        str(tmp_path))``): what lands there goes with that directory."""
+        classes = [scope.name for scope in self.ctx.scopes if scope.kind == "class"]
+        class_name = classes[0] if len(classes) == 1 else None
+        return REDIRECTS_TEMP in self.ctx.project.effects_for_test(requested_fixtures(self.ctx.scopes), class_name)
+
     def _inside_swapped_tempdir(self, node: ast.Call) -> bool:
         """Inside a ``with`` block whose manager, defined in this file, swaps
         ``tempfile.tempdir`` (and so makes and removes the directory the new
@@ -387,6 +403,10 @@ class TempWithoutCleanupRule(FunctionRule):
                 continue
             for item in ancestor.items:
                 call = item.context_expr
+                if isinstance(call, ast.Call) and REDIRECTS_TEMP in self.ctx.project.manager_effects(
+                    self.ctx.call_name(call) or ""
+                ):
+                    return True  # a context manager of the project that swaps it (followed through its modules)
                 manager = local.get(dotted_name(call.func) or "") if isinstance(call, ast.Call) else None
                 if manager is not None and any(
                     (isinstance(sub, ast.Attribute) and sub.attr == "tempdir")

@@ -69,6 +69,12 @@ class MonkeypatchUndoRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    Only the fixture under its own name is read: a `monkeypatch` handed to a
+    helper that undoes it, or bound to another name first (`mp = monkeypatch`),
+    is not followed. Which fixtures patched through it is not read either: an
+    `undo()` with nothing of theirs to revert is reported all the same.
     """
 
     code = "HRM104"

@@ -83,14 +83,8 @@ class ChdirRule(UndoneChangeRule):
       `preexec_fn`), under `if __name__ == "__main__":`, or expected to
       fail.
 
-    - a test that asks (as a parameter, with `usefixtures`, or through an
-      autouse fixture, also one of its class or of a base class the project
-      defines) for a function-scoped fixture of the project (this file, a
-      `conftest.py` above it, a `pytest_plugins` module) that
-      calls `monkeypatch.chdir()` (monkeypatch puts the first directory
-      back at teardown, whatever the test changed since), changes back
-      after its `yield` or in a `finally`, or yields inside a
-      `with chdir(...)` block; also through the fixtures it requests.
+    - what the test's fixture closure or a project context manager around
+      the `chdir` changes back (see "What it leaves alone").
 
     - in a class derived from a base class of another module of the
       project whose per-test teardown (`tearDown`, `asyncTearDown`,
@@ -101,6 +95,7 @@ class ChdirRule(UndoneChangeRule):
     """
 
     code = "HRM105"
+    principles = ("fixture-closure",)
     default_on = False
     message = "{name}() leaks the working directory to later tests; use monkeypatch.chdir() or contextlib.chdir()"
     CHDIRS = frozenset({"os.chdir", "os.fchdir"})

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from flake8_hermetic.facts.environ import ENVIRON
 from flake8_hermetic.facts.names import callee_last_name
 from flake8_hermetic.imports import dotted_name
-from flake8_hermetic.project.modules import RESTORES_ENV
+from flake8_hermetic.project.modules import RESTORES_ENV, RESTORES_ENV_KEY
 from flake8_hermetic.rules.leaks.undone_change import UndoneChangeRule, saved_from
 from flake8_hermetic.violation import Violation
 
@@ -99,14 +99,8 @@ class RawEnvironMutationRule(UndoneChangeRule):
       `preexec_fn`), under `if __name__ == "__main__":`, or expected to be
       refused.
 
-    - a test that asks (as a parameter, with `usefixtures`, or through an
-      autouse fixture, also one of its class or of a base class the project
-      defines) for a function-scoped fixture of the project (this file, a
-      `conftest.py` above it, a `pytest_plugins` module) that
-      snapshots `os.environ` and puts it back after its `yield` or in a
-      `finally` (`saved = os.environ.copy()` ... `os.environ.clear();
-      os.environ.update(saved)`), or yields inside `with
-      mock.patch.dict(os.environ)`: the project model reads it;
+    - what the test's fixture closure or a project context manager around
+      the write puts back (see "What it leaves alone");
     - a write meant for the whole run, made once before any test: at
       module level of a `conftest.py` or a test package's `__init__.py`,
       in a session hook of a conftest (`pytest_configure`,
@@ -121,6 +115,7 @@ class RawEnvironMutationRule(UndoneChangeRule):
     """
 
     code = "HRM107"
+    principles = ("fixture-closure",)
     message = "{what} changes the environment of every later test; use monkeypatch.setenv/delenv or mock.patch.dict(os.environ)"
     default_on = False
     WRITERS = frozenset({"os.putenv", "os.unsetenv"})
@@ -177,7 +172,31 @@ class RawEnvironMutationRule(UndoneChangeRule):
                 yield self.report(node, what=f"{name}()")
 
     def undone(self, node: ast.AST) -> bool:
-        return super().undone(node) or self._removes_own_write(node) or self._set_once_per_session()
+        return (
+            super().undone(node) or self._removes_own_write(node) or self._set_once_per_session()
+            or self._monkeypatched_before(node)
+        )
+
+    def restored_by(self, node: ast.AST, effects: frozenset[str]) -> bool:
+        """The whole environment put back, or every key the write names set or
+        deleted through ``monkeypatch`` (which puts each key it touched back
+        at teardown, whatever was written to it since)."""
+        if RESTORES_ENV in effects:
+            return True
+        keys = _constant_keys(self, node)
+        return bool(keys) and all(RESTORES_ENV_KEY + key in effects for key in keys)
+
+    def _monkeypatched_before(self, node: ast.AST) -> bool:
+        """``monkeypatch.setenv("K", ...)`` or ``delenv("K")`` earlier in the
+        same function, then a raw write of ``K``: monkeypatch puts ``K`` back
+        to what it was before the test at teardown. (One after the write would
+        save the written value and put that back.)"""
+        function = self.ctx.function
+        keys = _constant_keys(self, node)
+        if function is None or not keys:
+            return False
+        line = getattr(node, "lineno", 0)
+        return keys <= {key for at, key in self.ctx.per_function(function, _monkeypatched_keys) if at < line}
 
     def _set_once_per_session(self) -> bool:
         """The environment of the whole run, set by design before any test:
@@ -323,6 +342,37 @@ class RawEnvironMutationRule(UndoneChangeRule):
             elif isinstance(sub, ast.Call) and self._mutator(sub) and sub.args:
                 keys.add(ast.dump(sub.args[0]))
         return keys
+
+
+def _monkeypatched_keys(function: ast.AST, ctx: object) -> list[tuple[int, object]]:
+    """(line, key) of every ``monkeypatch.setenv("K", ...)``/``delenv("K")`` in ``function``."""
+    return [
+        (sub.lineno, sub.args[0].value) for sub in ast.walk(function)
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in ("setenv", "delenv")
+        and "monkeypatch" in (dotted_name(sub.func.value) or "") and sub.args and isinstance(sub.args[0], ast.Constant)
+    ]
+
+
+def _constant_keys(rule: RawEnvironMutationRule, node: ast.AST) -> set[str]:
+    """The keys a write names, when each is a string in the source; empty
+    when any is not (``os.environ[name] = ...``, ``clear()``, ``update(saved)``)."""
+    keys: list[ast.expr] = []
+    if isinstance(node, (ast.Assign, ast.Delete, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+        for target in targets:
+            elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+            if not all(isinstance(e, ast.Subscript) and rule._is_environ(e.value) for e in elements):
+                return set()
+            keys += [e.slice for e in elements]  # type: ignore[attr-defined]
+    elif isinstance(node, ast.Call):
+        method = (rule.ctx.call_name(node) or "").rpartition(".")[2]
+        if method == "update" and not node.args and node.keywords:
+            return set() if any(k.arg is None for k in node.keywords) else {str(k.arg) for k in node.keywords}
+        if method in ("pop", "setdefault", "__setitem__", "__delitem__", "putenv", "unsetenv") and node.args:
+            keys.append(node.args[0])
+    if not keys or not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in keys):
+        return set()
+    return {k.value for k in keys}  # type: ignore[attr-defined]
 
 
 def _literal(node: ast.AST | None) -> bool:

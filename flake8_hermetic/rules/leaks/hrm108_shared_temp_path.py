@@ -222,6 +222,13 @@ class SharedTempPathRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    The path is followed inside one function only: a fixture or helper that
+    returns `/tmp/x` for the test to write, or a project helper that writes to
+    the path it is given (`dump("/tmp/x")`), is not seen. A `TMPDIR` the CI
+    points elsewhere does not make a literal `/tmp/...` path private, and is
+    not taken into account.
     """
 
     code = "HRM108"

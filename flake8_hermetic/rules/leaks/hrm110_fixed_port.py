@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
@@ -28,7 +29,6 @@ PORT_POSITIONS = {
     "aiohttp.web.TCPSite": 2,
     "wsgiref.simple_server.make_server": 1,
 }
-PORT_KEYWORD_CALLS = frozenset({"aiohttp.web.run_app", "uvicorn.run"})
 #: methods that start serving: a literal ``port=``/``*_port=`` they are given is listened on
 SERVING_METHODS = frozenset({"run", "listen", "serve", "serve_forever", "run_server", "start_server", "make_server"})
 #: Twisted's reactor: the port is the first argument
@@ -42,31 +42,33 @@ DOUBLE_WORDS = ("Mock", "Fake", "Dummy", "Stub")
 SWALLOWED_ERRORS = frozenset({"OSError", "socket.error", "Exception", "BaseException", "EnvironmentError"})
 
 
-def _fixed_port(node: ast.AST | None) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int and node.value != 0:
-        return node.value
-    return None
+#: the words of a callee (or its receiver) that give the port to a client, a double or a record, not a listener
+CLIENT_WORDS = frozenset({
+    "connect", "connection", "client", "request", "requests", "session", "proxy", "get", "post", "put",
+    "patch", "delete", "head", "options", "fetch", "open", "urlopen", "url", "uri", "urlparse", "urlsplit",
+    "urlunsplit", "urljoin", "parse", "mock", "magicmock", "fake", "stub", "dummy", "double", "call", "assert",
+    "format", "replace", "update", "setdefault", "dict", "namespace", "environ", "builder", "config", "settings",
+    "address", "endpoint", "expected", "remote",
+    # clients of a service already running (the standard library's and the common databases')
+    "smtp", "lmtp", "ftp", "pop3", "imap4", "telnet", "redis", "mongo", "elasticsearch", "db", "database",
+})
+#: callee words that start a listener: a URL or a positional port they are given is listened on
+SERVER_WORDS = frozenset({"server", "serve", "serving", "listen", "listener", "bind", "cluster", "daemon", "site"})
+#: a ``*_port=`` keyword naming the far end: a client's
+REMOTE_KEYWORDS = ("remote_", "dest_", "target_", "peer_", "proxy_", "upstream_")
+#: a backlog is small; a port given to ``listen`` is above this
+MAX_BACKLOG = 1024
+SOCKET_WORDS = frozenset({"sock", "socket", "s", "conn", "connection"})
+URL_PORT = re.compile(
+    r"^(?:[a-z][a-z0-9+.-]*://)?(?P<host>localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|)"
+    r":(?P<port>[0-9]{1,5})(?:/.*)?$", re.IGNORECASE | re.DOTALL,
+)
 
 
-def _address_port(node: ast.AST | None) -> int | None:
-    """``(host, N)`` (or an IPv6 4-tuple) -> N."""
-    if isinstance(node, ast.Tuple) and 2 <= len(node.elts) <= 4:
-        return _fixed_port(node.elts[1])
-    return None
-
-
-def _address_and_port(address: ast.expr | None) -> tuple[int, ast.expr | None] | None:
-    """``(host, N)`` -> (N, host)."""
-    port = _address_port(address)
-    return None if port is None else (port, address.elts[0])  # type: ignore[union-attr]
-
-
-def _keyword_port(node: ast.Call, named: bool = False) -> tuple[int, ast.expr | None] | None:
-    """``port=N`` (and ``host=``) given by keyword; ``named``: also ``http_port=N``."""
-    ports = (k.value for k in node.keywords if k.arg == "port" or (named and (k.arg or "").endswith("_port")))
-    port = next((found for found in map(_fixed_port, ports) if found is not None), None)
-    host = next((k.value for k in node.keywords if k.arg in ("host", "interface")), None)
-    return None if port is None else (port, host)
+def words_of(name: str) -> set[str]:
+    """``create_tcp_listener`` -> {create, tcp, listener}; ``TestClient`` -> {test, client}."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name.replace(".", " ").replace("_", " "))
+    return {word.lower() for word in spaced.split()}
 
 
 def _server_like(last: str) -> bool:
@@ -74,13 +76,10 @@ def _server_like(last: str) -> bool:
     return last.endswith(SERVER_SUFFIXES) and not any(word in last for word in DOUBLE_WORDS)
 
 
-def _positional_port(node: ast.Call, position: int) -> tuple[int, ast.expr | None] | None:
-    """The port at ``position`` with the host just before it, else by keyword."""
-    args = node.args
-    if len(args) > position:
-        port = _fixed_port(args[position])
-        return None if port is None else (port, args[position - 1])
-    return _keyword_port(node)
+def _a_port(value: object) -> int | None:
+    if type(value) is int and 0 < value <= 65535:  # noqa: E721 (bool is no port)
+        return value
+    return None
 
 
 class FixedPortRule(KnownClassesRule):
@@ -103,16 +102,31 @@ class FixedPortRule(KnownClassesRule):
     `aiohttp.web.TCPSite(runner, host, N)`, and `port=N` given to these or
     to `web.run_app`, `uvicorn.run` or an `app.run`.
 
-    **Any server-like call, not only the standard library's.** A class
-    named like a server (`SMTPServer`, `TestServer`, `MyServer`, a `...Site`)
-    given `(host, N)` first or a literal `port=N` / `*_port=N`
-    (`http_port=8080`); a `run`/`listen`/`serve`/`serve_forever`/`start_server`
-    method given `port=N` or `*_port=N`; Twisted's `listenTCP(N, ...)`,
-    `listenSSL(N, ...)`, `listenUDP(N, ...)`. A port literal given to a
-    client (`Client(port=8080)`, `ServerProxy("http://host:8000")`,
-    `HTTPConnection("localhost", 80)`, a URL string in a mocked request) is
-    left alone: nothing binds it. So is a server class that is patched
-    around the call (`with patch("pkg.SMTPServer")`) or named as a double.
+    **Any framework's server, not only the standard library's.** A class
+    named like a server (`SMTPServer`, `TestServer`, a `...Site`) given
+    `(host, N)` first; `port=N` or `*_port=N` given to any call that is not
+    a client's (`app.run(port=5000)`, `LocalCluster(scheduler_port=8448)`,
+    `run(port=5557)`, `create_udp_socket(local_port=N)`); `app.listen(N)`
+    with `N` above 1024 (a smaller number, or a receiver named like a
+    socket, is a backlog); `(host, N)` after a host in a `run`, `serve`,
+    `start`, `run_simple` or `make_server`-like call (`app.run("0.0.0.0",
+    5000)`); a `host:N` URL (`"127.0.0.1:8000"`, `f"http://localhost:{PORT}"`)
+    handed to a server-named call; Twisted's `listenTCP(N, ...)`. `N` is a
+    literal, a module constant, a local variable or a `self.port` the class
+    sets to one value (`49152 + 10000` counts): a name bound to more than
+    one value, or a parameter, is not fixed. A client and a server that
+    agree on a literal are one finding, at the server.
+
+    A port given only to a client is left alone: a callee or receiver whose
+    name says client, connection, request, session, proxy, URL or a verb of
+    one (`connect`, `get`, `post`, `fetch`, `open`), a client of a service
+    already running (`smtplib.SMTP(port=1025)`, `redis.Redis(port=6379)`, a
+    `db`/`database` call), `remote_port=` and the like, `ServerProxy("http://host:8000")`, `HTTPConnection("localhost", 80)`.
+    So is a port given to a double or a record (`Mock`, `dict(port=...)`,
+    `mock.call(port=...)`, `assert_called_with(port=...)`), a call inside an
+    `assert` or a comparison, a URL that is only parsed (`urlparse(...)`),
+    and a server class that is patched around the call
+    (`with patch("pkg.SMTPServer")`) or named as a double.
 
     Left alone, because nothing listens on the port or the test does not
     depend on getting it: a call the test expects to raise (inside
@@ -145,6 +159,13 @@ class FixedPortRule(KnownClassesRule):
         assert fetch(f"http://{host}:{port}/").ok
     ```
 
+    ## Known problems
+    It knows a server by its name: a listener named like none (`Thing(port=N)`
+    that binds) is flagged, and one named like a client is missed, as is a port
+    handed to a server through a helper's parameter or another module's
+    constant, or in a command line (`["gunicorn", "-b", "127.0.0.1:8000"]`).
+    A `bind()` on a fake socket that only records the address is flagged.
+
     ## Off by default
     Turn it on with `--extend-select=HRM110` (or `extend-select` in the
     config). On the suites held out from tuning (docs/precision.md), 1 of 3
@@ -159,12 +180,11 @@ class FixedPortRule(KnownClassesRule):
 
     code = "HRM110"
     default_on = False
+    principles = ("fixed-port-server",)
     message = "listening on fixed port {port} collides with parallel workers and running services; bind port 0 and read the port back"
-    calls = (
-        SERVER_CLASSES | frozenset(PORT_POSITIONS) | PORT_KEYWORD_CALLS | {"socket.create_server"}
-        | {"*" + suffix for suffix in SERVER_SUFFIXES}
-    )
-    methods = frozenset({"bind", "create_server"}) | SERVING_METHODS | LISTEN_METHODS
+    # every call: a ``port=`` keyword or a listening URL may be given to any framework's server
+    calls = None
+    methods = None
 
     known_classes = SERVER_CLASSES
 
@@ -178,6 +198,9 @@ class FixedPortRule(KnownClassesRule):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.doubles: set[str] = set()
+        self._module_values: dict[str, int | None] | None = None
+        #: (id of the function, name) -> the values the function assigns it (None: bound another way)
+        self._local_assignments: dict[tuple[int, str], list[ast.expr] | None] = {}
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
         found = self._port(node)
@@ -189,10 +212,82 @@ class FixedPortRule(KnownClassesRule):
         # these climb the ancestors or read the function: only for the rare calls with a fixed port
         if expects_failure(self.ctx, node) or self.ctx.expected_to_raise(node) or self._failure_ignored(node):
             return
-        if self._mocked(node):
+        if self._recorded(node) or self._mocked(node):
             return
         yield self.report(node, port=port)
 
+    # -- the value: a literal, a module constant, a local variable, ``self.port`` ----------------
+    def value(self, node: ast.AST | None, depth: int = 0) -> int | None:
+        """The fixed port ``node`` always holds, or None."""
+        if node is None or depth > 4:
+            return None
+        if isinstance(node, ast.Constant):
+            return _a_port(node.value)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            left, right = self._int(node.left, depth), self._int(node.right, depth)
+            if left is None or right is None:
+                return None
+            return _a_port(left + right if isinstance(node.op, ast.Add)
+                           else left - right if isinstance(node.op, ast.Sub) else left * right)
+        if isinstance(node, ast.Name):
+            return self._name_value(node.id, depth)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            return self._attribute_value(node.attr, depth)
+        return None
+
+    def _int(self, node: ast.AST, depth: int) -> int | None:
+        if isinstance(node, ast.Constant):
+            return node.value if type(node.value) is int else None  # noqa: E721
+        return self.value(node, depth + 1)
+
+    def _name_value(self, name: str, depth: int) -> int | None:
+        function = self.ctx.function
+        if function is not None:
+            arguments = function.args
+            if any(a.arg == name for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+                return None  # a parameter: the caller (or a fixture) decides
+            key = (id(function), name)
+            if key not in self._local_assignments:
+                self._local_assignments[key] = _assignments(ast.walk(function), name)
+            assigned = self._local_assignments[key]
+            if assigned is not None:
+                return self._one_value(assigned, depth) if assigned else self._module_value(name, depth)
+            return None
+        return self._module_value(name, depth)
+
+    def _module_value(self, name: str, depth: int) -> int | None:
+        if self._module_values is None:
+            self._module_values = {}
+        if name not in self._module_values:
+            self._module_values[name] = None  # a cycle reads as unknown
+            body = [s for s in self.ctx.tree.body if not isinstance(s, (*DEF_TYPES, ast.ClassDef))]
+            assigned = _assignments((n for stmt in body for n in ast.walk(stmt)), name)
+            self._module_values[name] = self._one_value(assigned, depth) if assigned else None
+        return self._module_values[name]
+
+    def _attribute_value(self, attr: str, depth: int) -> int | None:
+        """``self.port``: set to the same fixed value wherever the class sets it."""
+        scope = self.ctx.class_scope
+        if scope is None:
+            return None
+        values: list[ast.expr] = []
+        for node in ast.walk(scope.node):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AnnAssign, ast.AugAssign)) else []
+            for target in targets:
+                named = isinstance(target, ast.Attribute) and target.attr == attr and isinstance(
+                    target.value, ast.Name) and target.value.id in ("self", "cls")
+                if named or (isinstance(target, ast.Name) and target.id == attr and node in scope.node.body):
+                    if not isinstance(node, ast.Assign) and not (isinstance(node, ast.AnnAssign) and node.value):
+                        return None
+                    values.append(node.value)  # type: ignore[arg-type]
+        return self._one_value(values, depth) if values else None
+
+    def _one_value(self, values: list[ast.expr], depth: int) -> int | None:
+        found = {self.value(v, depth + 1) for v in values}
+        return found.pop() if len(found) == 1 else None
+
+    # -- the sinks ---------------------------------------------------------------------------------
     def _port(self, node: ast.Call) -> tuple[int, ast.expr | None] | None:
         """The fixed port ``node`` listens on and the host expression given with it."""
         name = self.ctx.call_name(node) or ""
@@ -200,22 +295,102 @@ class FixedPortRule(KnownClassesRule):
         method = func.attr if isinstance(func, ast.Attribute) else ""
         args = node.args
         if method == "bind" and len(args) == 1 and not node.keywords:
-            return _address_and_port(args[0])
+            return self._address_and_port(args[0])
         if name == "socket.create_server" or self.is_known_class(name):
-            return _address_and_port(args[0] if args else None)
+            return self._address_and_port(args[0] if args else None)
         if name in PORT_POSITIONS or method == "create_server":
-            return _positional_port(node, PORT_POSITIONS.get(name, 2))
-        if name in PORT_KEYWORD_CALLS:
-            return _keyword_port(node)
+            return self._positional_port(node, PORT_POSITIONS.get(name, 2))
         last = name.rpartition(".")[2] or method
         if last in LISTEN_METHODS:
-            found = _fixed_port(args[0]) if args else None
-            return _keyword_port(node) if found is None else (found, None)
+            found = self.value(args[0]) if args else None
+            return self._keyword_port(node) if found is None else (found, None)
         if _server_like(last):
-            return (_address_and_port(args[0]) if args else None) or _keyword_port(node, named=True)
-        if method in SERVING_METHODS:
-            return _keyword_port(node, named=True)
+            found = (self._address_and_port(args[0]) if args else None) or self._keyword_port(node)
+            return found or self._served_port(node, last, {"server"})
+        if not args and not any(_port_keyword(k.arg) for k in node.keywords):
+            return None  # the common case, decided without reading the callee's words
+        words = words_of(name or dotted_name(func) or method)
+        if words & CLIENT_WORDS:
+            return None  # a client, a double, a record: nothing listens
+        return self._keyword_port(node) or self._served_port(node, last, words)
+
+    def _served_port(self, node: ast.Call, method: str, words: set[str]) -> tuple[int, ast.expr | None] | None:
+        """A port given by position, or in a URL, to a call that starts serving
+        (``method``: the callee's last name)."""
+        args = node.args
+        if method in ("listen", "serve") and args and isinstance(node.func, ast.Attribute):
+            receiver = dotted_name(node.func.value)
+            port = self.value(args[0])
+            if port is not None and port > MAX_BACKLOG and not words_of(receiver or "") & SOCKET_WORDS:
+                return port, None
+        if not (method in SERVING_METHODS or words & SERVER_WORDS or words & {"run", "start"}):
+            return None
+        for index in range(1, len(args)):
+            port = self.value(args[index]) if _host_like(args[index - 1]) else None
+            if port is not None:
+                return port, args[index - 1]
+        if words & SERVER_WORDS or method in ("listen", "serve", "run_server", "start_server"):
+            for given in (*args, *(k.value for k in node.keywords)):
+                port = self._url_port(given)
+                if port is not None:
+                    return port, None
         return None
+
+    def _url_port(self, node: ast.expr) -> int | None:
+        """``"http://localhost:8080/"``, ``"127.0.0.1:8000"``, ``f"localhost:{PORT}"`` -> the port."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        elif isinstance(node, ast.JoinedStr):
+            parts = []
+            for part in node.values:
+                if isinstance(part, ast.Constant):
+                    parts.append(str(part.value))
+                else:
+                    port = self.value(part.value) if isinstance(part, ast.FormattedValue) else None
+                    parts.append("x" if port is None else str(port))
+            text = "".join(parts)
+        else:
+            return None
+        match = URL_PORT.match(text)
+        return _a_port(int(match.group("port"))) if match else None
+
+    def _address_and_port(self, address: ast.expr | None) -> tuple[int, ast.expr | None] | None:
+        """``(host, N)`` (or an IPv6 4-tuple) -> (N, host)."""
+        if isinstance(address, ast.Tuple) and 2 <= len(address.elts) <= 4:
+            port = self.value(address.elts[1])
+            return None if port is None else (port, address.elts[0])
+        return None
+
+    def _keyword_port(self, node: ast.Call) -> tuple[int, ast.expr | None] | None:
+        """``port=N`` or ``http_port=N`` (not ``remote_port=``), with the ``host=`` given."""
+        for keyword in node.keywords:
+            if _port_keyword(keyword.arg):
+                port = self.value(keyword.value)
+                if port is not None:
+                    host = next((k.value for k in node.keywords if k.arg in ("host", "hostname", "interface")), None)
+                    return port, host
+        return None
+
+    def _positional_port(self, node: ast.Call, position: int) -> tuple[int, ast.expr | None] | None:
+        """The port at ``position`` with the host just before it, else by keyword."""
+        args = node.args
+        if len(args) > position:
+            port = self.value(args[position])
+            return None if port is None else (port, args[position - 1])
+        return self._keyword_port(node)
+
+    # -- what keeps the call from listening --------------------------------------------------------
+    def _recorded(self, node: ast.Call) -> bool:
+        """The call is a value checked or recorded, not run: inside an ``assert``
+        or a comparison, or an argument of a mock's ``assert_called_with``."""
+        for ancestor, _ in self.ctx.ancestors_in_function(node):
+            if isinstance(ancestor, (ast.Assert, ast.Compare)):
+                return True
+            if isinstance(ancestor, ast.Call) and ancestor is not node:
+                callee = dotted_name(ancestor.func) or ""
+                if words_of(callee) & {"assert", "mock", "call", "patch"}:
+                    return True
+        return False
 
     def _double_given(self, node: ast.Call) -> bool:
         """``make_server(host, port, app, MockServer, MockHandler)``, a server
@@ -276,3 +451,32 @@ def _local_host(host: ast.expr | None) -> bool:
     if not value or value == "localhost" or value.endswith(".localhost") or ":" in value:
         return True
     return not ("." in value and any(c.isalpha() for c in value))
+
+
+def _port_keyword(arg: str | None) -> bool:
+    """``port=`` or ``http_port=``, not a far end's (``remote_port=``)."""
+    return arg is not None and (arg == "port" or (arg.endswith("_port") and not arg.startswith(REMOTE_KEYWORDS)))
+
+
+def _host_like(node: ast.expr) -> bool:
+    """A host given just before a port: a local address literal, or a name that says it is one."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value == "" or URL_PORT.match(node.value + ":1") is not None
+    name = dotted_name(node) or ""
+    return bool(words_of(name) & {"host", "hostname", "addr", "address", "interface", "ip"})
+
+
+def _assignments(nodes: Iterator[ast.AST], name: str) -> list[ast.expr] | None:
+    """The values ``name`` is assigned among ``nodes``; None when it is also
+    bound another way (a loop, a ``with``, ``+=``): no one value."""
+    values: list[ast.expr] = []
+    stores = 0
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            stores += 1
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            values.append(node.value)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            if node.value is not None:
+                values.append(node.value)
+    return values if stores == len(values) else None

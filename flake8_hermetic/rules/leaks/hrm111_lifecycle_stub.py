@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import sys
 from collections.abc import Iterator
 
@@ -10,6 +11,7 @@ from flake8_hermetic.facts.mocks import MOCKER_FIXTURES, PATCH_MODULES, is_stdli
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.rule import Rule
+from flake8_hermetic.rules.leaks.function_facts import holder_of
 from flake8_hermetic.violation import Violation
 
 
@@ -62,8 +64,10 @@ class LifecycleStubRule(Rule):
       `start`, `serve*`, `open`, `run`, `listen`, `bind`, `accept`,
       `send*`, `request` or `with` on it, and not made by a callee whose
       name says it starts something (`Popen`, `*Server`, `*Pool`,
-      `Thread`, `spawn`, `connect`, `open`, `start`, `run`, ...). Nothing
-      was started, so nothing is left running.
+      `spawn`, `connect`, `open`, `start`, `run`, ...). Nothing
+      was started, so nothing is left running (see "nothing running"
+      below for threads and processes not started yet, and for stubs made
+      to raise).
 
     ## Example
     ```python
@@ -92,10 +96,19 @@ class LifecycleStubRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    An exception is recognised by its name (a builtin exception, or a name
+    ending in `Error`, `Exception`, `Exit`, `Interrupt`, `Timeout` or
+    `Failure`): `side_effect=Boom` with `class Boom(Exception)` is still
+    flagged. What an object of a fixture or of `self` has started is not
+    followed: only an object the same function built counts as never
+    started.
     """
 
     code = "HRM111"
     default_on = False
+    principles = ("nothing-running",)
     message = "stubbing {attribute}() leaves what it stops running after the test; spy with wraps= the real method"
     calls = frozenset(f"{owner}{suffix}" for owner in PATCH_MODULES | MOCKER_FIXTURES for suffix in (".patch", ".patch.object"))
     methods = frozenset({"setattr"})
@@ -123,7 +136,45 @@ class LifecycleStubRule(Rule):
                 return None
         if found is not None and replacement is not None and self._calls_the_real(replacement, found):
             return None
+        if found is not None and self._made_to_raise(node, replacement):
+            return None
         return found
+
+    def _made_to_raise(self, node: ast.Call, replacement: ast.expr | None) -> bool:
+        """The stub raises, to test the error path: ``side_effect=OSError``
+        on the patch or on the ``Mock`` put in, a replacement def whose body
+        raises, or ``stub.side_effect = OSError`` on the patch's result in the
+        same function. A raising close stops nothing that a spy would."""
+        if any(k.arg == "side_effect" and raises_value(k.value) for k in node.keywords):
+            return True
+        if isinstance(replacement, ast.Call) and any(
+            k.arg == "side_effect" and raises_value(k.value) for k in replacement.keywords
+        ):
+            return True
+        if isinstance(replacement, ast.Name) and self._raising_def(replacement.id):
+            return True
+        holder = holder_of(self.ctx, node)
+        function = self.ctx.function
+        if holder.how not in ("with", "assigned") or not holder.names or function is None:
+            return False
+        return any(
+            isinstance(sub, ast.Assign) and raises_value(sub.value) and any(
+                isinstance(t, ast.Attribute) and t.attr == "side_effect" and dotted_name(t.value) in holder.names
+                for t in sub.targets
+            )
+            for sub in ast.walk(function)
+        )
+
+    def _raising_def(self, name: str) -> bool:
+        """A def of the enclosing function or of the module named ``name``
+        whose body raises at its top level."""
+        function = self.ctx.function
+        nodes: list[ast.AST] = list(ast.walk(function)) if function is not None else []
+        nodes.extend(self.ctx.tree.body)
+        return any(
+            isinstance(sub, DEF_TYPES) and sub.name == name and any(isinstance(s, ast.Raise) for s in sub.body)
+            for sub in nodes
+        )
 
     def _calls_the_real(self, replacement: ast.expr, attribute: str) -> bool:
         """A hand-written spy: the replacement (a lambda, or a def of the
@@ -207,6 +258,28 @@ STARTING_FACTORY_WORDS = (
 )
 
 
+#: words in a factory's name for an object that runs only once a method starts it
+STARTED_BY_A_METHOD = ("thread", "timer", "process")
+#: ... unless the name also says it is started at once
+STARTED_AT_ONCE = ("popen", "subprocess", "pool", "executor")
+#: the last names of exception classes, by their ending
+EXCEPTION_ENDINGS = ("Error", "Exception", "Exit", "Interrupt", "Timeout", "Failure")
+
+
+def raises_value(value: ast.expr) -> bool:
+    """``OSError``, ``OSError("boom")``, ``errors.ConnectionLost``: an
+    exception class or instance, by a builtin exception's name or a name
+    ending like one."""
+    if isinstance(value, ast.Call):
+        value = value.func
+    name = dotted_name(value)
+    if name is None:
+        return False
+    last = name.rpartition(".")[2]
+    builtin = getattr(builtins, last, None) if "." not in name else None
+    return last.endswith(EXCEPTION_ENDINGS) or (isinstance(builtin, type) and issubclass(builtin, BaseException))
+
+
 def _starts_something(call: ast.Call) -> bool:
     func = call.func
     name = (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "").lower()
@@ -214,6 +287,10 @@ def _starts_something(call: ast.Call) -> bool:
         return True
     # a connection object is made unconnected ("new_connection"); "connect" says it connects
     name = name.replace("connection", "")
+    if not any(word in name for word in STARTED_AT_ONCE):
+        # a Thread, a Timer, a multiprocessing Process run once .start() is called
+        for word in STARTED_BY_A_METHOD:
+            name = name.replace(word, "")
     return any(word in name for word in STARTING_FACTORY_WORDS)
 
 

@@ -12,7 +12,9 @@ from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
 from flake8_hermetic.rules.leaks.function_facts import (
     CONTAINER_METHODS, FunctionRule, KnownClassesRule, ends_kept, holder_of, kept_on_instance,
 )
-from flake8_hermetic.rules.leaks.lifecycle import class_family, method_of
+from flake8_hermetic.rules.leaks.lifecycle import (
+    class_family, containers_holding, joins_argument, local_callee, method_of, parameters_given,
+)
 from flake8_hermetic.rules.leaks.syntax import mentions, target_names
 from flake8_hermetic.violation import Violation
 
@@ -34,9 +36,11 @@ class UnjoinedThreadRule(KnownClassesRule, FunctionRule):
     fails, the traceback lands in whichever test is running at the time.
 
     The thread counts as joined when the same function calls `.join(` on
-    it (or on the loop variable of a loop over a list of threads), passes
+    it (or on the loop variable of a loop over a list of threads, also a
+    list it was put in: `threads.append(t)`, `pair = [a, b]`), passes
     it to a cleanup registration (`addCleanup(t.join)`) or to a helper
-    whose name contains `join`, manages it with a `with` block, or is a
+    whose name contains `join` or whose body joins it (see "nothing
+    running" below), manages it with a `with` block, or is a
     fixture that joins it after `yield`, or waits it out in a loop
     (`while t.is_alive(): await sleep(0.01)`, also with `and` a deadline:
     the loop ends when the thread does). A thread that is never started
@@ -87,11 +91,15 @@ class UnjoinedThreadRule(KnownClassesRule, FunctionRule):
     contains `join` (`join_thread(self.thread)`), a loop over the list, or
     a method of a `Thread` subclass defined in the same file that calls
     `self.join()` (`self.server.stop()`). Subclasses of `Thread` are
-    recognised when they are defined in the same file.
+    recognised when they are defined in the same file. A helper is
+    followed one call deep, in the same file: a helper imported from
+    another module, or one that hands the thread on to another helper,
+    is not read.
     """
 
     code = "HRM112"
     default_on = False
+    principles = ("nothing-running",)
     message = "thread started here is never joined in this function and outlives the test; join it with a timeout (or addCleanup(t.join))"
     calls = THREAD_CLASSES
 
@@ -133,17 +141,36 @@ class UnjoinedThreadRule(KnownClassesRule, FunctionRule):
         facts = self.facts(function)
         if not any(facts.called(n, START_METHODS) for n in holder.names):
             return
-        for n in holder.names:
+        names = set(holder.names) | containers_holding(function, set(holder.names))
+        for n in names:
             if facts.called(n, JOIN_METHODS, handed_over=True) or n in facts.registered or n in facts.managed:
                 return
             if facts.passed_to(n, lambda callee: "join" in callee):
                 return
-        if _waited_out_in_loop(function, holder.names):
+        if self._joined_by_helper(function, names) or _waited_out_in_loop(function, holder.names):
             return
         if self.joined_elsewhere_in_class(holder.names, function, name) or self._inside_thread_waiter(node):
             return
         if not self._in_child_process():
             yield self.report(node)
+
+    def _joined_by_helper(self, function: FunctionNode, names: set[str]) -> bool:
+        """The thread (or a list holding it) is handed to a helper of the
+        module, of the function or of the class (``self._reap(t)``) whose
+        body joins that argument."""
+        facts = self.facts(function)
+        wanted = set().union(*(facts.aliases(n) for n in names))
+        for sub in ast.walk(function):
+            if not isinstance(sub, ast.Call):
+                continue
+            found = local_callee(self.ctx, sub)
+            if found is None or found[0] is function:
+                continue
+            callee, method = found
+            for parameter, argument in parameters_given(callee, method, sub):
+                if mentions(argument) & wanted and joins_argument(callee, parameter, JOIN_METHODS):
+                    return True
+        return False
 
     def _in_child_process(self) -> bool:
         """A method handed to ``Process(target=self.method)``: its threads

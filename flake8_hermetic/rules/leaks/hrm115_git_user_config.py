@@ -76,6 +76,14 @@ class GitUserConfigRule(WrappedSpawns, FunctionRule):
 
     ## Options
     None.
+
+    ## Known problems
+    Only a command line the rule can read is judged (a literal argv, one
+    assigned earlier in the function, one passed through a wrapper the project
+    model reads): git run by a library (GitPython, dulwich) or by a helper
+    outside the test tree is not seen. An `env=` built outside the function is
+    trusted without being read, so a helper's `dict(os.environ)` with nothing
+    pinned passes.
     """
 
     code = "HRM115"

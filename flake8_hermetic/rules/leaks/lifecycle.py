@@ -1,6 +1,7 @@
 """Cleanup and teardown, as HRM1xx sees them: what registers a cleanup, what
-removes a file, which teardown pairs with which setup, and the classes of
-the file a method's class inherits from.
+removes a file, which teardown pairs with which setup, the classes of
+the file a method's class inherits from, and the helpers of the file a
+function hands a value to (and whether such a helper joins it).
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from typing import Literal, NamedTuple
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.names import last_name
 from flake8_hermetic.imports import dotted_name
-from flake8_hermetic.nodes import FunctionNode
-from flake8_hermetic.rules.leaks.syntax import mentions
+from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
+from flake8_hermetic.rules.leaks.syntax import mentions, target_names
 
 
 #: methods (and functions) that register a callback or a context to run at
@@ -115,3 +116,66 @@ def paired_body(ctx: Context, owner: ast.ClassDef | None) -> list[ast.stmt]:
     if owner is None:
         return ctx.tree.body
     return [s for c in class_family(ctx, owner) for s in c.body]
+
+
+#: methods that put the value into a container named by the receiver
+_PUTS = frozenset({"append", "appendleft", "add", "extend", "insert"})
+
+
+def containers_holding(function: ast.AST, names: set[str]) -> set[str]:
+    """The local containers ``function`` puts one of ``names`` in:
+    ``threads.append(t)``, ``threads = [t1, t2]``."""
+    found: set[str] = set()
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _PUTS:
+            receiver = dotted_name(sub.func.value)
+            if receiver is not None and set().union(*(mentions(a) for a in sub.args)) & names:
+                found.add(receiver)
+        elif isinstance(sub, ast.Assign) and isinstance(sub.value, (ast.List, ast.Tuple, ast.Set)):
+            if mentions(sub.value) & names:
+                found.update(t for t in (dotted_name(target) for target in sub.targets) if t is not None)
+    return found
+
+
+def local_callee(ctx: Context, call: ast.Call) -> tuple[FunctionNode, bool] | None:
+    """The def a call of the node being visited's function reaches, when it
+    is the module's or the enclosing function's (``helper(x)``) or a method
+    of the class or its bases in the file (``self.helper(x)``), and whether
+    it is a method (its first parameter is the instance)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        function = ctx.function
+        nodes = [*(ast.walk(function) if function is not None else ()), *ctx.tree.body]
+        found = next((n for n in nodes if isinstance(n, DEF_TYPES) and n.name == func.id), None)
+        return (found, False) if found is not None else None
+    owner, _ = method_of(ctx)
+    if not isinstance(func, ast.Attribute) or dotted_name(func.value) not in ("self", "cls") or owner is None:
+        return None
+    for cls in class_family(ctx, owner):
+        for stmt in cls.body:
+            if isinstance(stmt, DEF_TYPES) and stmt.name == func.attr:
+                static = any(dotted_name(d) == "staticmethod" for d in stmt.decorator_list)
+                return stmt, not static
+    return None
+
+
+def parameters_given(callee: FunctionNode, method: bool, call: ast.Call) -> list[tuple[str, ast.expr]]:
+    """(parameter name, argument) for the arguments of ``call`` bound by name or position."""
+    positional = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)][1 if method else 0:]
+    bound = [(name, arg) for name, arg in zip(positional, call.args) if not isinstance(arg, ast.Starred)]
+    bound.extend((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return bound
+
+
+def joins_argument(callee: FunctionNode, parameter: str, joins: frozenset[str] = frozenset({"join"})) -> bool:
+    """``callee`` calls one of ``joins`` on ``parameter``, or on the variable
+    of a loop over it (``for t in threads: t.join(5)``)."""
+    joined = {parameter}
+    for sub in ast.walk(callee):
+        if isinstance(sub, (ast.For, ast.AsyncFor, ast.comprehension)) and mentions(sub.iter) & joined:
+            joined.update(target_names(sub.target))
+    return any(
+        isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in joins
+        and dotted_name(sub.func.value) in joined
+        for sub in ast.walk(callee)
+    )

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode, NEW_FRAMES
+from flake8_hermetic.project import requested_fixtures
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.leaks.flow import block_of, expects_failure, later_blocks, path_to, under_main_guard
 from flake8_hermetic.rules.leaks.function_facts import walk_marking_nested
@@ -171,8 +172,40 @@ class UndoneChangeRule(Rule):
             or self._in_registered_callback(node)
             or self._in_restorer(node)
             or self._in_preexec_fn()
-            or self._requests_restoring_fixture()
+            or self._entered_then_exited(node)
+            or self._requests_restoring_fixture(node)
         )
+
+    def _entered_then_exited(self, node: ast.AST) -> bool:
+        """A change in a context manager's ``__enter__`` (``__aenter__``)
+        whose class changes the state back in its ``__exit__``: the ``with``
+        block around every use undoes it."""
+        owner, method = method_of(self.ctx)
+        if owner is None or method is None or method.name not in ("__enter__", "__aenter__"):
+            return False
+        return any(
+            isinstance(sub, DEF_TYPES) and sub.name in ("__exit__", "__aexit__") and self._always_changes(sub.body)
+            for sub in owner.body
+        )
+
+    def _always_changes(self, body: list[ast.stmt]) -> bool:
+        """Some statement of ``body`` changes the state on every path (not
+        only under an ``if`` whose other branch leaves it: ``if
+        self.old: os.environ["TZ"] = self.old`` leaves the new value when
+        there was none)."""
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                if self._always_changes(stmt.body) and self._always_changes(stmt.orelse):
+                    return True
+            elif isinstance(stmt, ast.Try):
+                if self._always_changes(stmt.body) or self._always_changes(stmt.finalbody):
+                    return True
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                if self._always_changes(stmt.body):
+                    return True
+            elif not isinstance(stmt, (*DEF_TYPES, ast.ClassDef)) and self.changes(stmt):
+                return True
+        return False
 
     #: words of a fixture name that say which state it saves (``save_env``, ``save_cwd``)
     STATE_WORDS: tuple[str, ...] = ()
@@ -202,39 +235,37 @@ class UndoneChangeRule(Rule):
     #: (``RESTORES_CWD``, ``RESTORES_ENV``), or None
     RESTORED_EFFECT: str | None = None
 
-    def _requests_restoring_fixture(self) -> bool:
-        """The test (its parameters, or ``@pytest.mark.usefixtures`` on it or
-        its class) asks for a fixture that saves and restores the state:
-        ``pytester``, ``usefixtures("save_env")``, or a fixture of the same
-        file that changes it back after its ``yield``; or a function-scoped
-        fixture of the project (this file, the conftest chain, a
-        ``pytest_plugins`` module), requested or autouse, puts the state
-        back at teardown (the project model reads it)."""
-        requested: list[str] = []
-        for scope in self.ctx.scopes:
-            node = scope.node
-            if scope.kind == "function":
-                arguments = node.args  # type: ignore[attr-defined]
-                names = [a.arg for a in [*arguments.args, *arguments.kwonlyargs]]
-                if any(self._restoring_fixture(n) or self._local_fixture_restores(n) for n in names):
-                    return True
-                requested.extend(names)
-            for decorator in getattr(node, "decorator_list", ()):
-                if isinstance(decorator, ast.Call) and (dotted_name(decorator.func) or "").endswith("usefixtures"):
-                    used = [a.value for a in decorator.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-                    if any(self._restoring_fixture(name) for name in used):
-                        return True
-                    requested.extend(used)
+    def restored_by(self, node: ast.AST, effects: frozenset[str]) -> bool:
+        """The fixture effects ``effects`` (see :mod:`flake8_hermetic.project.modules`) undo the change at ``node``."""
+        return self.RESTORED_EFFECT in effects
+
+    def _requests_restoring_fixture(self, node: ast.AST) -> bool:
+        """The test gets, as pytest computes its fixture closure, a fixture
+        that saves and restores the state: asked for as a parameter, with a
+        ``usefixtures`` mark (on it, its class, the module's ``pytestmark``,
+        through an alias of the mark), autouse (the module's, the conftest
+        chain's, the plugins', its class's and its bases'), or requested by
+        any of those in turn. One restores when it is named for it
+        (``pytester``, ``save_env``), is a fixture of this file that changes
+        the state back after its ``yield``, or is a function-scoped fixture of
+        the project whose effects (read by the project model: monkeypatch,
+        a teardown after the ``yield`` or in a ``finally``, a project context
+        manager or helper that restores) put the state back."""
+        requested = requested_fixtures(self.ctx.scopes)
+        classes = [scope.name for scope in self.ctx.scopes if scope.kind == "class"]
+        # the test's class (a module-level class: the model knows those) and its bases' fixtures count
+        class_name = classes[0] if len(classes) == 1 else None
+        project = self.ctx.project
+        closure = project.closure(requested, class_name) if self.RESTORED_EFFECT is not None else requested
+        if any(self._restoring_fixture(n) for n in closure) or any(self._local_fixture_restores(n) for n in requested):
+            return True
         effect = self.RESTORED_EFFECT
         if effect is None:
             return False
-        classes = [scope.name for scope in self.ctx.scopes if scope.kind == "class"]
-        # the test's class (a module-level class: the model knows those) and its bases' autouse fixtures count
-        class_name = classes[0] if len(classes) == 1 else None
-        if effect in self.ctx.project.effects_for_test(requested, class_name):
+        if self.restored_by(node, project.effects_for_test(requested, class_name)):
             return True
         # a base class of another module whose per-test tearDown writes the state back
-        return class_name is not None and self.RESTORED_STATE in self.ctx.project.teardown_restores(class_name)
+        return class_name is not None and self.RESTORED_STATE in project.teardown_restores(class_name)
 
     #: the state a base class's tearDown is read for ("cwd", "env"; see ProjectView.teardown_restores)
     RESTORED_STATE = ""
@@ -337,17 +368,29 @@ class UndoneChangeRule(Rule):
         that restores the state (``@mock.patch.dict(os.environ)``)."""
         for scope in self.ctx.scopes:
             if scope.kind == "function" and any(
-                isinstance(d, ast.Call) and self.restoring_manager(d) for d in scope.node.decorator_list  # type: ignore[attr-defined]
+                isinstance(d, ast.Call) and self._restores_around(d) for d in scope.node.decorator_list  # type: ignore[attr-defined]
             ):
                 return True
         for ancestor, on_path in self.ctx.ancestors_in_function(node):
             if isinstance(ancestor, (ast.With, ast.AsyncWith)) and on_path not in ancestor.items:
                 if any(
-                    isinstance(item.context_expr, ast.Call) and self.restoring_manager(item.context_expr)
+                    isinstance(item.context_expr, ast.Call) and self._restores_around(item.context_expr)
                     for item in ancestor.items
                 ):
                     return True
         return False
+
+    def _restores_around(self, call: ast.Call) -> bool:
+        """A ``with`` item that restores the state when its block ends: one the
+        rule knows, or a context manager of the project (this file's or the
+        test tree's, followed through the managers it uses) that the project
+        model reads as putting the state back (``with clean_env():``)."""
+        if self.restoring_manager(call):
+            return True
+        name = self.ctx.call_name(call)
+        return bool(name) and self.RESTORED_EFFECT is not None and (
+            self.RESTORED_EFFECT in self.ctx.project.manager_effects(name)
+        )
 
     def _callbacks(self, registration: ast.Call, function: ast.AST | None) -> list[ast.AST]:
         """The registration and the bodies of the local defs or methods it hands over."""

@@ -49,6 +49,12 @@ class KillZeroProbeRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    Only a literal `0` given as the signal is read: `os.kill(pid, SIG)` with a
+    name bound to 0 is not seen. A probe the test runs only on POSIX (under
+    `if os.name != "nt":` or a platform skip) is still flagged: silence the
+    line, or use `psutil.pid_exists`.
     """
 
     code = "HRM301"

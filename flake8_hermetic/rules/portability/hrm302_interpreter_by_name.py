@@ -48,6 +48,12 @@ class InterpreterByNameRule(Rule):
 
     ## Options
     None.
+
+    ## Known problems
+    Only the command as written in the call is read (a literal argv, a command
+    string, `executable=`): a command built earlier in a variable, by a helper
+    or from `shutil.which("python")` is not followed. A test about the `PATH`
+    lookup itself (a launcher, a `py` shim) is flagged: silence the line.
     """
 
     code = "HRM302"

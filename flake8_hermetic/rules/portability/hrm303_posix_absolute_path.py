@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
+from flake8_hermetic.facts.mocks import mocked_here
+from flake8_hermetic.facts.value_flow import HOST_PATH_CALLS, HOST_PATH_METHODS, flow_index
 from flake8_hermetic.imports import module_imports
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.violation import Violation
@@ -21,6 +23,8 @@ HOST_PROBES = frozenset(
     {"os.access", "os.path.exists", "os.path.lexists", "os.path.isfile", "os.path.isdir", "os.path.islink", "shutil.which"}
     | {f"pathlib.Path().{method}" for method in ("exists", "is_file", "is_dir", "is_symlink")}
 )
+#: the methods among HOST_PATH_METHODS that only ask whether the file is there
+PROBE_METHODS = frozenset({"exists", "is_file", "is_dir", "is_symlink"})
 
 
 class PosixAbsolutePathRule(Rule):
@@ -36,29 +40,39 @@ class PosixAbsolutePathRule(Rule):
     green on Linux and macOS and red on Windows for a reason unrelated to
     the feature.
 
-    Not flagged:
-    - a literal given to `posixpath` or `PurePosixPath`, compared with what
-      they return, or anywhere in a module that imports them: such a file
-      simulates a POSIX host on purpose and its paths follow POSIX rules;
+    Flagged where the literal reaches a call that hands a path to the host
+    or judges it by the host's rules: `open`, the `os` and `os.path` file
+    functions (`os.path.isabs`, `realpath` included), `shutil`, `glob`, a
+    child process (`subprocess.run([...])`, `pexpect.spawn`), a path
+    method (`Path(...).read_text()`, `.resolve()`, `.mkdir()`); directly,
+    or through containers, f-strings, `/`, `os.path.join`, `Path()`, the
+    function's own variables (a `for` loop over literals too) or a module
+    constant.
+
+    A literal that only reaches the code under test
+    (`tool.find(search=["/usr/bin"])`) is left alone (see below). Nor is:
+    - a literal given to `posixpath` or `PurePosixPath`, or anywhere in a
+      module that imports them: such a file simulates a POSIX host on
+      purpose and its paths follow POSIX rules;
     - a probe of the real host (`os.access("/bin/bash", os.X_OK)`,
       `os.path.exists(...)`, `Path(...).exists()`, `shutil.which(...)`):
       asking whether the host has a file is the capability check HRM304
       recommends, not a fixture;
     - a literal holding whitespace (a command line such as
-      `"/usr/bin/env python -u"`, not a path), docstrings, and `/var/tmp`
+      `"/usr/bin/env python -u"`, not a path), and `/var/tmp`
       (a shared temporary location: HRM108).
 
     ## Example
     ```python
     def test_resolves_tool():
-        assert find_tool(search=["/usr/bin"]) == Path("/usr/bin/tool")
+        assert Path("/usr/bin/tool").resolve() == find_tool()
     ```
 
     ## Use instead
     ```python
     def test_resolves_tool(tmp_path):
         bin_dir = Path(tmp_path.anchor, "usr", "bin")
-        assert find_tool(search=[bin_dir]) == bin_dir / "tool"
+        assert (bin_dir / "tool").resolve() == find_tool()
     ```
     Build the path from the host: `tmp_path.anchor` is `/` on POSIX and
     `C:\\` on Windows, so the result is absolute on both. (`Path(os.sep,
@@ -69,21 +83,27 @@ class PosixAbsolutePathRule(Rule):
     None.
 
     ## Known problems
-    A string that only looks like a path (an interpreter named in a
-    shebang being parsed, the text `os.path.commonprefix` is tested on) is
-    flagged. The rule is off by default for that reason: turn it on for a
-    suite that must pass on Windows.
+    A path handed to the code under test, which then opens or resolves
+    it, is not followed there and is missed. A string that only looks like
+    a path and reaches such a call (an interpreter named in a command line
+    being parsed by a child) is flagged. The rule is off by default: turn
+    it on for a suite that must pass on Windows.
     """
 
     code = "HRM303"
     message = "'{path}' is absolute only on POSIX (no drive on Windows); build fixture paths from the host, e.g. Path(tmp_path.anchor, ...)"
     default_on = False
 
-    __slots__ = ("_simulates_posix",)
+    calls = HOST_PATH_CALLS
+    methods = HOST_PATH_METHODS
+    principles = ("follow-the-value",)
+
+    __slots__ = ("_simulates_posix", "_reported")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._simulates_posix: bool | None = None
+        self._reported: set[int] = set()  # a literal two calls receive is one finding
 
     def _module_simulates_posix(self) -> bool:
         if self._simulates_posix is None:
@@ -93,48 +113,39 @@ class PosixAbsolutePathRule(Rule):
             )
         return self._simulates_posix
 
-    def visit_Constant(self, node: ast.Constant) -> Iterator[Violation]:
+    def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        carriers = self._host_arguments(node)
+        if not carriers or self._module_simulates_posix():
+            return
+        index = self.ctx.per_function(self.ctx.tree, flow_index, names=False)
+        for carrier in carriers:
+            for literal in index.sources(carrier, self.ctx.resolve):
+                path = self._posix_path(literal)
+                if path is not None and id(literal) not in self._reported:
+                    self._reported.add(id(literal))
+                    yield self.report(literal, path=path if len(path) <= 40 else path[:37] + "...")
+
+    def _host_arguments(self, node: ast.Call) -> list[ast.expr]:
+        """What a call that hands a path to the host receives (its arguments,
+        or a path method's receiver): none for a capability probe or a call
+        patched around it."""
+        name = self.ctx.call_name(node)
+        if name in HOST_PATH_CALLS:
+            if name in HOST_PROBES or mocked_here(self.ctx, node, lambda target: target == name):
+                return []
+            return [*node.args, *(keyword.value for keyword in node.keywords)]
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in HOST_PATH_METHODS and func.attr not in PROBE_METHODS:
+            return [func.value, *node.args]
+        return []
+
+    @staticmethod
+    def _posix_path(node: ast.Constant) -> str | None:
         value = node.value
         if isinstance(value, bytes):
             value = value.decode("latin-1")
         if not isinstance(value, str) or not POSIX_ROOTS.match(value) or SHARED_TEMP.match(value):
-            return
-        if any(character.isspace() for character in value) or self._module_simulates_posix():
-            return
-        parent = self.ctx.parent
-        if isinstance(parent, ast.Expr):
-            return  # a docstring or a bare string statement
-        if isinstance(parent, ast.JoinedStr) and (parent.values[0] is not node or self._is_format_spec(parent)):
-            return
-        if self._in_posix_call():
-            return
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        yield self.report(node, path=shown)
-
-    def _is_format_spec(self, joined: ast.JoinedStr) -> bool:
-        grandparent = self.ctx.parents[-2] if len(self.ctx.parents) > 1 else None
-        return isinstance(grandparent, ast.FormattedValue) and grandparent.format_spec is joined
-
-    def _is_posix_call(self, node: ast.AST) -> bool:
-        return isinstance(node, ast.Call) and (self.ctx.call_name(node) or "").startswith(POSIX_PATH_CALLS)
-
-    def _in_posix_call(self) -> bool:
-        """An argument of a POSIX path call or of a host probe, or the value
-        a POSIX path call is compared with
-        (``assertEqual(posixpath.join(...), "/usr/bin")``)."""
-        for ancestor in reversed(self.ctx.parents):
-            if isinstance(ancestor, ast.stmt):
-                return False
-            if self._is_posix_call(ancestor):
-                return True
-            if isinstance(ancestor, ast.Call) and self.ctx.call_name(ancestor) in HOST_PROBES:
-                return True
-            if isinstance(ancestor, ast.Compare):
-                operands: list[ast.expr] = [ancestor.left, *ancestor.comparators]
-            elif isinstance(ancestor, ast.Call):
-                operands = [*ancestor.args, *(k.value for k in ancestor.keywords)]
-            else:
-                continue
-            if any(self._is_posix_call(operand) for operand in operands):
-                return True
-        return False
+            return None
+        if any(character.isspace() for character in value):
+            return None  # a command line such as "/usr/bin/env python -u", not a path
+        return value
