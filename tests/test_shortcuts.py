@@ -153,6 +153,8 @@ CLOCK_ALIASES = """
             began = clock.perf_counter()
             assert clock.perf_counter() - began < 1  # HRM203
 
+        inner()  # a local def nothing calls never runs (the never-runs principle)
+
     def test_no_clock():
         begin = counter()
         assert counter() - begin < 1
