@@ -92,7 +92,7 @@ SUITES: dict[str, Suite] = {suite.name: suite for suite in (
     Suite("loky", "3.7.0", ("packaging", "psutil")),
 )}
 #: suites installed from the index's release of the same version, not from the sdist (which does not build here)
-FROM_INDEX = {"filelock"}
+FROM_INDEX = {"filelock", "platformdirs"}
 #: the tests proven, where a whole suite takes too long to prove on two shared cores (tuning suites only)
 SUBSET = {**PROVE_SUBSET,
           "copier": ("tests/test_copy.py", "tests/test_cleanup.py", "tests/test_dirty_local.py", "tests/test_tasks.py")}
