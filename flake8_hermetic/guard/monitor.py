@@ -15,11 +15,10 @@ children) share one grace period, counted from the end of the test.
 
 from __future__ import annotations
 
-import operator
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from flake8_hermetic.guard.audit import AUDIT
@@ -86,15 +85,8 @@ class Leak:
 class Monitor:
     def __init__(self, watches: Sequence[Watch], claims: bool) -> None:
         self.watches = list(watches)
-        # what a look calls, bound once: a look with nothing changed is one call a watch, then one
-        # identity test of all the states at once (every watch hands back the same object when
-        # nothing changed)
+        # what a look calls, bound once: a look with nothing changed is one call and one identity test a watch
         self.takers = [(watch.kind, watch.take, watch) for watch in self.watches]
-        self.takes = [watch.take for watch in self.watches]
-        kinds = [watch.kind for watch in self.watches]
-        # the expected states in the watches' order, as a tuple (itemgetter of one key gives the value alone)
-        self.expected_of: Callable[[dict[str, Any]], tuple[Any, ...]] = (
-            operator.itemgetter(*kinds) if len(kinds) > 1 else lambda state: tuple(state[kind] for kind in kinds))
         self.claims = claims  # record who may have made shared residue (xdist workers)
         self.expected: dict[str, Any] | None = None
         self.held: dict[int, list[dict[str, tuple[Any, Any]]]] = {}
@@ -228,34 +220,18 @@ class Monitor:
         self.ended = None
         for look in self.looks:
             look()
-        states = [take() for take in self.takes]
-        if not all(map(operator.is_, states, self.expected_of(expected))):
-            self._judge(states, nodeid, file, line, leaks)
-        if self.failures:
-            self._listings(nodeid)
-        return leaks
-
-    def _judge(self, states: list[Any], nodeid: str, file: str, line: int | None, leaks: list[Leak]) -> None:
-        """The watches whose state is not the expected object, in order. Once one
-        was handled (reported, put back, waited for), the later ones are read
-        again, as if each were read after the one before it was handled (a
-        thread waited for may start a child; a timer is cancelled before a
-        handler is put back); the residue watches answer once a look, from
-        its one reading of the directory events."""
-        expected = self.expected
-        assert expected is not None
-        handled = False
-        for (kind, take, watch), current in zip(self.takers, states):
-            if handled and not isinstance(watch, Residue):
-                current = take()
+        for kind, take, watch in self.takers:
+            current = take()
             before = expected[kind]
-            if current is before:
+            if current is before:  # most watches hand back the same object when nothing changed
                 continue
             if current == before:  # an equal one (a copy, or a state rebuilt): the next look may be `is`
                 expected[kind] = current
                 continue
             self._differs(watch, current, nodeid, file, line, leaks)
-            handled = True
+        if self.failures:
+            self._listings(nodeid)
+        return leaks
 
     def _listings(self, nodeid: str) -> None:
         """Say where a residue listing failed (the previous listing was kept)

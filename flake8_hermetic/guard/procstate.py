@@ -9,7 +9,6 @@ is put back before the next test.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import signal
@@ -29,16 +28,12 @@ class WorkingDirectory(Watch):
 
     def __init__(self, roots: Roots) -> None:
         self.roots = roots
-        self.last: str | None = None
 
     def take(self) -> str | None:
         try:
-            cwd = os.getcwd()  # one system call: cheaper than anything that would spare it
+            return os.getcwd()  # one system call: cheaper than anything that would spare it
         except OSError:  # removed under us
             return None
-        if cwd != self.last:  # the same reading keeps the old object: the look tests identity first
-            self.last = cwd
-        return self.last
 
     def leaks(self, expected: str | None, current: str | None) -> list[str]:
         if current == expected:
@@ -186,116 +181,16 @@ def _signal_numbers() -> list[int]:
     return numbers
 
 
-class _SignalCalls:
-    """A mark that moves at every call of the functions that change what the
-    signal-handler and timer watches read: ``signal.signal`` (which calls
-    ``_signal.signal`` by attribute, however it was imported),
-    ``signal.alarm`` and ``signal.setitimer``, wrapped for the session in
-    both ``signal`` and ``_signal``. While it has not moved, those watches
-    hand back their last reading (no ``getsignal`` of 18 signals, no
-    ``getitimer``).
-
-    It is trusted (``sound``) only when no other module holds one of the
-    original functions when the session starts (``from signal import
-    alarm`` in a plugin or a ``conftest.py`` imported before it): then the
-    watches read at every look, as they would without it. A module
-    imported later gets the wrappers."""
-
-    NAMES = ("signal", "alarm", "setitimer")
-
-    def __init__(self) -> None:
-        self.mark = 0
-        self.counter = itertools.count(1)
-        self.users = 0
-        self.sound = False
-        self.saved: list[tuple[Any, str, Any]] = []
-
-    def moved(self) -> None:
-        self.mark = next(self.counter)  # a fresh value: two threads' calls never give back an old one
-
-    def install(self) -> None:
-        self.users += 1
-        if self.users > 1:  # a session inside a session (pytester in process): the outer one's wrappers
-            return
-        import _signal  # type: ignore[import-not-found]
-
-        originals = {name: getattr(_signal, name) for name in self.NAMES if hasattr(_signal, name)}
-        self.sound = not _held_elsewhere(list(originals.values()), (signal, _signal))
-        for name, original in originals.items():
-            wrapper = _counting(original, self)
-            for module in (_signal, signal):
-                if getattr(module, name, None) is original:  # signal.signal is Python: it calls _signal.signal
-                    self.saved.append((module, name, original))
-                    setattr(module, name, wrapper)
-        self.moved()
-
-    def uninstall(self) -> None:
-        self.users = max(self.users - 1, 0)
-        if self.users:
-            return
-        while self.saved:
-            module, name, original = self.saved.pop()
-            if getattr(getattr(module, name, None), "__wrapped__", None) is original:
-                setattr(module, name, original)
-        self.sound = False
-        self.moved()
-
-
-def _counting(original: Callable[..., Any], calls: _SignalCalls) -> Callable[..., Any]:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return original(*args, **kwargs)
-        finally:
-            calls.moved()  # after the call: a reading made before it is stale
-
-    call.__wrapped__ = original  # type: ignore[attr-defined]
-    call.__name__ = call.__qualname__ = getattr(original, "__name__", "call")
-    call.__doc__ = getattr(original, "__doc__", None)
-    call.__module__ = getattr(original, "__module__", None) or "_signal"
-    return call
-
-
-def _held_elsewhere(originals: list[Any], owners: tuple[Any, ...]) -> bool:
-    """Whether a module other than ``owners`` holds one of ``originals`` at its top level."""
-    wanted = {id(each) for each in originals}
-    for module in list(sys.modules.values()):
-        if module is None or any(module is owner for owner in owners):
-            continue
-        try:
-            namespace = vars(module)
-        except TypeError:
-            continue
-        if type(namespace) is dict and not wanted.isdisjoint(map(id, namespace.values())):
-            return True
-    return False
-
-
-SIGNAL_CALLS = _SignalCalls()
-
-
 class SignalHandlers(Watch):
-    """The handler of each watched signal, by position (handlers are compared by identity).
-
-    Read again only when ``SIGNAL_CALLS`` moved since the last reading (the
-    table ``getsignal`` reads changes only through ``_signal.signal``)."""
+    """The handler of each watched signal, by position (handlers are compared by identity)."""
 
     kind = "signals"
 
     def __init__(self) -> None:
         self.numbers = _signal_numbers()
-        self.calls = SIGNAL_CALLS
-        self.mark = -1
-        self.last: tuple[Any, ...] = ()
 
     def take(self) -> tuple[Any, ...]:
-        calls = self.calls
-        if calls.mark == self.mark and calls.sound:
-            return self.last
-        self.mark = calls.mark  # before the reading: a change during it moves the mark again
-        state = tuple(map(_raw_getsignal, self.numbers))
-        if state != self.last:  # an equal reading keeps the old object: the look tests identity first
-            self.last = state
-        return self.last
+        return tuple(map(_raw_getsignal, self.numbers))
 
     def _changed(self, old: tuple[Any, ...], new: tuple[Any, ...]) -> list[int]:
         return [i for i, (a, b) in enumerate(zip(old, new)) if a is not b and a != b]
@@ -349,13 +244,10 @@ _TIMERS = (("ITIMER_REAL", "SIGALRM"), ("ITIMER_VIRTUAL", "SIGVTALRM"), ("ITIMER
 
 class Timers(SetWatch):
     """The interval timers still pending. ``ITIMER_REAL`` (``signal.alarm()``
-    and ``setitimer(ITIMER_REAL)`` set the same timer) is read at a look, one
-    system call; the CPU-time timers (``ITIMER_VIRTUAL``, ``ITIMER_PROF``)
+    and ``setitimer(ITIMER_REAL)`` set the same timer) is read at every look,
+    one system call; the CPU-time timers (``ITIMER_VIRTUAL``, ``ITIMER_PROF``)
     only while a handler is installed for their signal: with the default
-    action their expiry ends the process, guarded or not. Nothing is read
-    while no timer was pending at the last reading and ``SIGNAL_CALLS`` has
-    not moved since (no timer is started, and no handler installed, but
-    through the functions it wraps).
+    action their expiry ends the process, guarded or not.
 
     A timer the expected state does not have is reported and cancelled. The
     guard looks at this watch before the signal handlers, so a leaked timer
@@ -389,36 +281,25 @@ class Timers(SetWatch):
         if getitimer is None or real is None:  # pragma: no cover - Windows
             return lambda: NO_TIMER
         real_pending = frozenset(["ITIMER_REAL"])
-        calls = SIGNAL_CALLS
-        # the mark at the last reading, while that reading found no timer pending (a pending one may expire)
-        quiet = [-1]
         if len(self.cpu) != 2:  # pragma: no cover - a platform with one CPU-time timer
             cpu = tuple(self.cpu)
 
             def each() -> frozenset[str]:
-                if quiet[0] == calls.mark and calls.sound:
-                    return NO_TIMER
-                mark = calls.mark
                 state = real_pending if getitimer(real)[0] else NO_TIMER
                 for which, number, pending in cpu:
                     if type(getsignal(number)) is not int and getitimer(which)[0]:
                         state = state | pending
-                quiet[0] = mark if state is NO_TIMER else -1
                 return state
 
             return each
         (virtual, virtual_signal, virtual_pending), (prof, prof_signal, prof_pending) = self.cpu
 
         def both() -> frozenset[str]:
-            if quiet[0] == calls.mark and calls.sound:
-                return NO_TIMER
-            mark = calls.mark  # before the reading: a timer started during it moves the mark again
             state = real_pending if getitimer(real)[0] else NO_TIMER
             if type(getsignal(virtual_signal)) is not int and getitimer(virtual)[0]:  # an int: SIG_DFL, SIG_IGN
                 state = state | virtual_pending
             if type(getsignal(prof_signal)) is not int and getitimer(prof)[0]:
                 state = state | prof_pending
-            quiet[0] = mark if state is NO_TIMER else -1
             return state
 
         return both
@@ -484,13 +365,9 @@ class SysPath(Watch):
     def __init__(self, roots: Roots, import_mode: str = "prepend") -> None:
         self.roots = roots
         self.import_mode = import_mode
-        self.last: tuple[str, ...] = ()
 
     def take(self) -> tuple[str, ...]:
-        state = tuple(sys.path)
-        if state != self.last:  # an equal copy keeps the old object, as below
-            self.last = state
-        return self.last
+        return tuple(sys.path)
 
     def _pytests(self, expected: tuple[str, ...], current: tuple[str, ...]) -> bool:
         """Only what pytest's ``prepend`` import does: roots already on the path, each once, put in front."""
@@ -518,14 +395,8 @@ class SysPath(Watch):
 class WarningFilters(Watch):
     kind = "warnings"
 
-    def __init__(self) -> None:
-        self.last: tuple[Any, ...] = ()
-
     def take(self) -> tuple[Any, ...]:
-        state = tuple(warnings.filters)
-        if state != self.last:
-            self.last = state
-        return self.last
+        return tuple(warnings.filters)
 
     def leaks(self, expected: tuple[Any, ...], current: tuple[Any, ...]) -> list[str]:
         if current == expected:
@@ -548,14 +419,8 @@ class WarningFilters(Watch):
 class RootHandlers(Watch):
     kind = "logging"
 
-    def __init__(self) -> None:
-        self.last: tuple[logging.Handler, ...] = ()
-
     def take(self) -> tuple[logging.Handler, ...]:
-        state = tuple(logging.root.handlers)
-        if state != self.last:
-            self.last = state
-        return self.last
+        return tuple(logging.root.handlers)
 
     def leaks(self, expected: tuple[logging.Handler, ...], current: tuple[logging.Handler, ...]) -> list[str]:
         added = [type(h).__name__ for h in current if h not in expected]

@@ -385,9 +385,6 @@ class Guard:
         if config.getini("hermetic_guard_orphans"):  # orphaned grandchildren stay ours to see (Linux)
             config.add_cleanup(processes.keep_orphans())
         config.add_cleanup(tasks.uninstall)
-        # the signal and timer watches read again only after a call that may change what they read
-        watches.SIGNAL_CALLS.install()
-        config.add_cleanup(watches.SIGNAL_CALLS.uninstall)
         self.monitor = Monitor(found, claims=self.worker)
         if self.worker or not processes.kernel_counts_children():  # what only the audit hook can tell
             self.audit_before = AUDIT.install(shared_dirs if self.worker else ())

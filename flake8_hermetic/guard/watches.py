@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from flake8_hermetic.guard.procstate import (
     PYTEST_CURRENT_TEST,
-    SIGNAL_CALLS,
     WATCHED_SIGNALS,
     Environment,
     RootHandlers,
@@ -38,7 +37,7 @@ from flake8_hermetic.guard.running import Children, ListeningSockets, PendingTas
 from flake8_hermetic.guard.watchbase import Roots, SetWatch, State, Watch
 
 __all__ = [
-    "MTIME_TRUST", "PYTEST_CURRENT_TEST", "SIGNAL_CALLS", "WATCHED_SIGNALS",
+    "MTIME_TRUST", "PYTEST_CURRENT_TEST", "WATCHED_SIGNALS",
     "Children", "Environment", "ListeningSockets", "PendingTasks", "Residue", "RootHandlers", "Roots",
     "SetWatch", "SignalHandlers", "State", "SysPath", "TempfileDir", "Threads", "Timers", "Umask",
     "WarningFilters", "Watch", "WorkingDirectory", "ignore_matcher",
