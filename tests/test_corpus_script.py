@@ -90,3 +90,17 @@ def test_statement_start_is_the_first_line_of_the_innermost_statement(corpus: An
     source = "def test():\n    if x:\n        t = f(\n            1234,\n        )\n"
     assert [fixes.statement_start(source, line) for line in (2, 3, 4)] == [2, 3, 3]
     assert fixes.statement_start("def (:\n", 1) == 1
+
+
+def test_a_slow_suite_is_proven_on_the_test_files_that_hold_checkable_findings(corpus: Any) -> None:
+    findings = [
+        {"path": "tests/test_b.py", "code": "HRM101"},
+        {"path": "tests/test_a.py", "code": "HRM107"},
+        {"path": "tests/test_a.py", "code": "HRM101"},
+        {"path": "tests/test_style.py", "code": "HRM504"},  # prove cannot check it: its file is not run
+        {"path": "tests/conftest.py", "code": "HRM101"},  # not a test module: pytest would collect it twice
+        {"path": "tests/helpers_test.py", "code": "HRM105"},
+    ]
+    assert corpus.flagged_files(findings, ["HRM101", "HRM105", "HRM107"]) == [
+        "tests/helpers_test.py", "tests/test_a.py", "tests/test_b.py"]
+    assert corpus.flagged_files(findings, []) == []
