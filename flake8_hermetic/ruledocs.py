@@ -26,6 +26,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from flake8_hermetic.catalog import all_rules, runtime_codes
 from flake8_hermetic.principles import PRINCIPLES, Principle
@@ -35,6 +36,7 @@ TABLE_START = "<!-- rules-table:start -->"
 TABLE_END = "<!-- rules-table:end -->"
 KNOWN_PROBLEMS = "## Known problems"
 LEAVES_ALONE = "## What it leaves alone"
+EVIDENCE_HEADING = "## Evidence"
 PRINCIPLES_PAGE = "principles.md"
 STALE_DOC = """\
 # HRM900: stale baseline entry
@@ -80,6 +82,38 @@ def leaves_alone(keys: Sequence[str], principles: Mapping[str, Principle] | None
     )
 
 
+def evidence(code: str, default_on: bool, figures: Mapping[str, Any] | None = None) -> str:
+    """The generated "Evidence" section: the rule's figures on both halves of the corpus (issue 26)."""
+    if figures is None:
+        from flake8_hermetic.evidence import EVIDENCE
+
+        figures = EVIDENCE
+    entry = figures.get("rules", {}).get(code)
+    if entry is None:
+        return ""
+    lines = [f"{EVIDENCE_HEADING}\nOn the corpus of [precision.md](../precision.md) (26 real suites, split in halves"
+             f" before reading; measured at `{figures['commit']}`):\n"]
+    if entry["runtime"]:
+        lines.append("| half | findings | reached by `prove` | leaks | leaks on failure | no leak |")
+        lines.append("|---|---|---|---|---|---|")
+        for half in ("tuning", "held-out"):
+            row = entry[half]
+            lines.append(f"| {half} | {row['findings']} | {row['reached']} | {row['leaks']} |"
+                         f" {row['leaks-on-failure']} | {row['no-leak']} |")
+    else:
+        lines.append(f"Findings: {entry['tuning']['findings']} on the tuning half,"
+                     f" {entry['held-out']['findings']} held out (no runtime check: read by hand).")
+    read = entry.get("read")
+    if read:
+        lines.append(f"\nRead by hand on the held-out half: {read['read']} findings, {read['real']} real,"
+                     f" {read['false']} false, {read['borderline']} borderline.")
+    state = "on" if default_on else "off"
+    verdict = {"thin": f"the evidence is thin ({entry['why']}), so the rule stays {state} by default",
+               "on": f"on by default ({entry['why']})", "off": f"off by default ({entry['why']})"}
+    lines.append(f"\n**{verdict[entry['decision']][0].upper()}{verdict[entry['decision']][1:]}.**\n\n")
+    return "\n".join(lines)
+
+
 def page(rule: type[Rule]) -> str:
     """The markdown page of one rule."""
     state = "" if rule.default_on else " *(off by default: enable with `--extend-select=" + rule.code + "`)*"
@@ -90,6 +124,7 @@ def page(rule: type[Rule]) -> str:
     proven = how_it_is_proven(rule.code)
     return (
         f"{heading}\n\n## What it does\n{body}\n\n{leaves_alone(rule.principles)}"
+        f"{evidence(rule.code, rule.default_on)}"
         f"## Files\n{rule.judged_files()}\n\n"
         + (f"## How it is proven\n{proven}\n\n" if proven else "")
         + f"## Message\n`{rule.code} {rule.message}`\n"
@@ -119,6 +154,23 @@ def principles_page(rules: Mapping[str, type[Rule]], principles: Mapping[str, Pr
         codes = ", ".join(f"[{code}](rules/{code}.md)" for code in used.get(key, ())) or "no rule"
         parts.append(f'<a id="{key}"></a>\n\n## {principle.title}\n{principle.summary}\n\nApplied by: {codes}.\n')
     return "\n".join(parts)
+
+
+def evidence_problems(rules: Mapping[str, type[Rule]], figures: Mapping[str, Any] | None = None) -> list[str]:
+    """A rule with no figures in flake8_hermetic/evidence.py, or whose default is not the one its figures decided."""
+    if figures is None:
+        from flake8_hermetic.evidence import EVIDENCE
+
+        figures = EVIDENCE
+    found = []
+    for code, rule in rules.items():
+        entry = figures.get("rules", {}).get(code)
+        if entry is None:
+            found.append(f"{code}: no figures in flake8_hermetic/evidence.py (run benchmarks/evidence.py)")
+        elif entry["decision"] != "thin" and (entry["decision"] == "on") != rule.default_on:
+            found.append(f"{code}: the held-out evidence says {entry['decision']} by default ({entry['why']}),"
+                         f" but the rule is {'on' if rule.default_on else 'off'}")
+    return found
 
 
 def problems(rules: Mapping[str, type[Rule]], principles: Mapping[str, Principle] | None = None) -> list[str]:
@@ -192,7 +244,7 @@ def sync(root: Path, check: bool) -> list[str]:
         if extra not in wanted:
             outdated.append(f"{extra.relative_to(root)} (documents no rule)")
     if check:
-        outdated.extend(problems(all_rules()))
+        outdated.extend(problems(all_rules()) + evidence_problems(all_rules()))
     return outdated
 
 
@@ -206,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{root / 'README.md'}: not found; give the repository root with --root", file=sys.stderr)
         return 2
     outdated = sync(root, args.check)
-    found = problems(all_rules())
+    found = problems(all_rules()) + evidence_problems(all_rules())
     for path in outdated:
         if path not in found:
             print(f"{path}: out of date" if args.check else f"wrote {path}")

@@ -1,0 +1,74 @@
+"""The held-out evidence behind each rule's default (issue 26): the decision rule, the pages, the check."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import pytest
+
+from flake8_hermetic import ruledocs
+from flake8_hermetic.catalog import all_rules
+from flake8_hermetic.evidence import EVIDENCE
+from tests.helpers import REPO
+
+
+@pytest.fixture
+def evidence(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    for name in ("evidence", "corpus", "guard_suites", "prove_suites", "bench_guard"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    return importlib.import_module("evidence")
+
+
+@pytest.mark.parametrize(("held", "decision"), [
+    pytest.param({"reached": 15, "leaks": 10, "leaks-on-failure": 4}, "on", id="14-of-15"),
+    pytest.param({"reached": 15, "leaks": 10, "leaks-on-failure": 3}, "off", id="13-of-15"),
+    pytest.param({"reached": 14, "leaks": 14, "leaks-on-failure": 0}, "thin", id="all-of-14"),
+    pytest.param({"findings": 40, "reached": 0}, "thin", id="never-reached"),
+])
+def test_a_runtime_rule_is_decided_by_what_prove_reached(evidence: Any, held: dict[str, int], decision: str) -> None:
+    assert evidence.decide(True, held, None, False)[0] == decision
+
+
+@pytest.mark.parametrize(("findings", "read", "decision"), [
+    pytest.param(40, {"read": 20, "real": 18, "false": 1, "borderline": 1}, "on", id="90-percent"),
+    pytest.param(40, {"read": 20, "real": 17, "false": 2, "borderline": 1}, "off", id="borderline-not-real"),
+    pytest.param(40, {"read": 14, "real": 14, "false": 0, "borderline": 0}, "thin", id="too-few-read"),
+    pytest.param(9, None, "thin", id="too-few-found"),
+])
+def test_a_rule_without_one_is_decided_by_reading(evidence: Any, findings: int, read: dict[str, int] | None,
+                                                  decision: str) -> None:
+    assert evidence.decide(False, {"findings": findings}, read, True)[0] == decision
+
+
+def _figures(decision: str) -> dict[str, Any]:
+    row = {"findings": 3, "reached": 2, "leaks": 1, "leaks-on-failure": 1, "no-leak": 0, "not-reached": 1}
+    return {"commit": "abc1234", "rules": {"HRM101": {
+        "runtime": True, "tuning": row, "held-out": row, "read": None, "decision": decision, "why": "WHY"}}}
+
+
+def test_the_check_fails_a_rule_whose_default_the_evidence_contradicts_or_that_has_no_figures() -> None:
+    rules = {code: rule for code, rule in all_rules().items() if code in ("HRM101", "HRM104")}
+    assert not rules["HRM101"].default_on and rules["HRM104"].default_on
+    assert ruledocs.evidence_problems(rules, _figures("thin")) == [
+        "HRM104: no figures in flake8_hermetic/evidence.py (run benchmarks/evidence.py)"]
+    assert ruledocs.evidence_problems({"HRM101": rules["HRM101"]}, _figures("on")) == [
+        "HRM101: the held-out evidence says on by default (WHY), but the rule is off"]
+    assert ruledocs.evidence_problems({"HRM101": rules["HRM101"]}, _figures("off")) == []
+
+
+def test_the_page_shows_both_halves_and_says_when_the_evidence_is_thin() -> None:
+    text = ruledocs.evidence("HRM101", False, _figures("thin"))
+    assert "| tuning | 3 | 2 | 1 | 1 | 0 |" in text and "| held-out | 3 | 2 | 1 | 1 | 0 |" in text
+    assert "measured at `abc1234`" in text
+    assert "**The evidence is thin (WHY), so the rule stays off by default.**" in text
+    assert ruledocs.evidence("HRM999", False, _figures("thin")) == ""
+
+
+@pytest.mark.parametrize("code", sorted(all_rules()))
+def test_every_rule_has_its_figures_and_its_page_shows_them(code: str) -> None:
+    assert code in EVIDENCE["rules"]
+    shown = ruledocs.evidence(code, all_rules()[code].default_on)
+    assert shown and shown in ruledocs.pages()[code]
