@@ -63,3 +63,14 @@ def child_fields(node_type: type[ast.AST], leaves: bool) -> tuple[str, ...]:
         field for field in node_type._fields
         if (field not in SCALAR_FIELDS or (nodes_named and field == "name")) and (leaves or field not in LEAF_FIELDS)
     )
+
+
+def shape(node: object) -> object:
+    """A hashable key equal for two nodes of the same structure (``ast.dump``
+    without positions), built without the cyclic closure ``ast.dump`` leaves
+    for the collector on every call."""
+    if isinstance(node, ast.AST):
+        return (type(node).__name__, *(shape(getattr(node, field, None)) for field in node._fields))
+    if isinstance(node, list):
+        return tuple(shape(item) for item in node)
+    return node if isinstance(node, (str, bytes, int, float, complex, bool, type(None), type(...))) else repr(node)

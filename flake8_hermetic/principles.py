@@ -152,3 +152,14 @@ principle(
     monotonic() - start < 10; sleep(0.01)`) bounds how long the loop polls; it is the
     deadline HRM201 recommends, not a claim about how fast the code is.""",
 )
+
+principle(
+    "nothing-else-to-revert",
+    "`undo()` with nothing of anyone else's to revert",
+    """`monkeypatch.undo()` reverts everything patched through the test's one `monkeypatch`. It harms
+    only when another fixture patched through it: one in the test's fixture closure, as pytest computes
+    it (its parameters, `usefixtures` marks, the autouse fixtures in force and what each asks for in
+    turn; for an `undo()` in a fixture, that fixture's own closure), that asks for `monkeypatch`, or
+    pytest's `pytester`, which sets its environment through it. Where none does, the `undo()` drops
+    only the function's own patches, and is left alone.""",
+)

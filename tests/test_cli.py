@@ -180,11 +180,14 @@ def test_regenerate_treats_default_rules_as_selected_when_select_names_no_hrm_pr
     write_tree(project, {
         "setup.cfg": "[flake8]\nselect = E,F,W\nextend-ignore = HRM104\n",
         "tests/test_paths.py": (
-            "import os\n\n\n"
+            "import os\n\nimport pytest\n\n\n"
             "def test_hosts():\n    assert open('/etc/hosts')\n\n\n"
             "def test_report():\n    with open('/tmp/report.txt', 'w') as out:\n        out.write('x')\n"
             "    assert out.closed\n\n\n"
-            "def test_undo(monkeypatch):\n    monkeypatch.setenv('APP_MODE', 'test')\n    monkeypatch.undo()\n"
+            "@pytest.fixture\ndef pinned_home(monkeypatch, tmp_path):\n"
+            "    monkeypatch.setenv('HOME', str(tmp_path))\n\n\n"
+            "def test_undo(monkeypatch, pinned_home):\n"
+            "    monkeypatch.setenv('APP_MODE', 'test')\n    monkeypatch.undo()\n"
             "    assert 'APP_MODE' not in os.environ\n"
         ),
     })

@@ -372,6 +372,7 @@ def test_hrm106_message_names_the_reason(tmp_path: Path) -> None:
 ODD_SYNTAX = """\
 import os, subprocess, tempfile, threading
 from unittest import mock
+import pytest
 
 async def test_async_forms(tmp_path):
     async with mock.patch.object(x, "close") as (a, b):
@@ -389,6 +390,10 @@ async def test_async_forms(tmp_path):
     G = subprocess.Popen
     del os.environ[k], x[0]
     (yield)
+
+@pytest.fixture(autouse=True)
+def pinned_tz(monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
 
 class TestX:
     def test_y(self, monkeypatch=lambda: os.chdir("/")):

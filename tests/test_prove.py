@@ -70,7 +70,12 @@ def test_two_in_one():
     shutil.rmtree(path)
 
 
-def test_undo(monkeypatch):
+@pytest.fixture
+def pinned_mode(monkeypatch):
+    monkeypatch.setenv("PROVE_MODE", "test")
+
+
+def test_undo(monkeypatch, pinned_mode):
     monkeypatch.setenv("PROVE_TOKEN", "x")
     assert os.environ["PROVE_TOKEN"] == "x"
     monkeypatch.undo()
@@ -142,9 +147,9 @@ def test_every_proof_kind_and_the_project_left_untouched(pytester: pytest.Pytest
         ("test_proofs.py", 26): ("HRM107", "no-leak", "test_proofs.py::test_two_in_one",
                                  "nothing matching leaked, with or without the injected failure"),
         ("test_proofs.py", 27): ("HRM101", "leaks-on-failure", "test_proofs.py::test_two_in_one", "tmp*"),
-        ("test_proofs.py", 35): ("HRM104", "no-runtime-check", None, "the rule has no runtime counterpart"),
-        ("test_proofs.py", 41): ("HRM107", "not-reached", None, "skipped: not today"),
-        ("test_proofs.py", 45): ("HRM107", "not-reached", None, "deselected: test_proofs.py::test_deselected"),
+        ("test_proofs.py", 40): ("HRM104", "no-runtime-check", None, "the rule has no runtime counterpart"),
+        ("test_proofs.py", 46): ("HRM107", "not-reached", None, "skipped: not today"),
+        ("test_proofs.py", 50): ("HRM107", "not-reached", None, "deselected: test_proofs.py::test_deselected"),
     }
     assert [key for key, row in rows.items() if row["baselined"]] == [("test_proofs.py", 5)]
     assert {row["round"] for key, row in rows.items() if key in {("test_proofs.py", 26), ("test_proofs.py", 27)}} \

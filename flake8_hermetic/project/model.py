@@ -15,7 +15,6 @@ import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from flake8_hermetic.facts.hostpins import NO_PINS, Pins
 from flake8_hermetic.facts.processes import child_process
@@ -25,7 +24,7 @@ from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.project.config import ConfigFinder, PytestConfig
 from flake8_hermetic.project.modules import (
     CHANGES_CWD, FAILING_CALLS, PER_TEST_TEARDOWNS, PINS_GIT, PINS_HOME, RESTORES_CWD, RESTORES_ENV, Fixture,
-    Function, ModuleFacts, mark_aliases, marked_fixtures, own_walk, plugins_of, pytestmark_fixtures, read_classes,
+    Function, ModuleFacts, own_walk, plugins_of, read_classes,
     read_fixtures, read_module, resolve_with,
 )
 from flake8_hermetic.project.roles import Role, RoleFinder, defines_test_cases, matches_python_files
@@ -536,18 +535,27 @@ class ProjectView:
         module's, the conftest chain's, the plugins', its class's and its
         bases'), and what each requests in turn, at any depth; names the
         project does not define (``pytester``) are listed but not followed."""
-        names: list[str] = []
+        return list(dict.fromkeys(name for name, _ in self.closure_fixtures(requested, class_name)))
+
+    def closure_fixtures(
+        self, requested: Sequence[str], class_name: str | None = None,
+    ) -> list[tuple[str, Fixture | None]]:
+        """:meth:`closure` with each name's definition (None for a name the project does not define), each once."""
+        found: list[tuple[str, Fixture | None]] = []
         seen: set[int] = set()
         pending = self._roots(requested, class_name)
         while pending:
             name, fixture = pending.pop(0)
-            if name not in names:
-                names.append(name)
-            if fixture is None or id(fixture) in seen:
+            if fixture is None:
+                if (name, None) not in found:
+                    found.append((name, None))
+                continue
+            if id(fixture) in seen:
                 continue
             seen.add(id(fixture))
+            found.append((name, fixture))
             pending.extend((inner, self.requested_by(fixture, inner)) for inner in fixture.requests)
-        return names
+        return found
 
     def _roots(self, requested: Sequence[str], class_name: str | None) -> list[tuple[str, Fixture | None]]:
         """The requested fixtures (the test's class's or its bases' first), then the autouse ones."""
@@ -759,40 +767,3 @@ class ProjectView:
         wrapper = self.project.spawn_wrapper(path, name)
         if wrapper is not None:
             found[callee] = dataclasses.replace(wrapper, callee=callee)
-
-
-#: id(tree) -> (tree, its usefixtures aliases, its module pytestmark fixtures), for the last few modules
-_MARKS: dict[int, tuple[ast.AST, dict[str, tuple[str, ...]], tuple[str, ...]]] = {}
-
-
-def _module_marks(tree: ast.Module) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
-    kept = _MARKS.get(id(tree))
-    if kept is None or kept[0] is not tree:
-        _MARKS.clear() if len(_MARKS) > 16 else None
-        aliases = mark_aliases(tree)
-        kept = _MARKS[id(tree)] = (tree, aliases, pytestmark_fixtures(tree.body, aliases))
-    return kept[1], kept[2]
-
-
-def requested_fixtures(scopes: list[Any]) -> list[str]:
-    """The fixture names the test around the walk requests: the parameters
-    of its functions, the ``usefixtures`` marks on them and on their classes
-    (a decorator, a class's ``pytestmark``, a module-level alias of the mark:
-    ``usefixtures = pytest.mark.usefixtures("clean_env")``) and the module's
-    ``pytestmark`` (one mark or a list) (``scopes``: the context's scope list)."""
-    names: list[str] = []
-    aliases: dict[str, tuple[str, ...]] = {}
-    for scope in scopes:
-        node = scope.node
-        if scope.kind == "module":
-            aliases, marked = _module_marks(node)
-            names.extend(marked)
-            continue
-        if scope.kind == "function":
-            arguments = node.args
-            names.extend(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
-        else:
-            names.extend(pytestmark_fixtures(node.body, aliases))
-        for decorator in getattr(node, "decorator_list", ()):
-            names.extend(marked_fixtures(decorator, aliases))
-    return names

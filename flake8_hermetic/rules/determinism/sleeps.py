@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.raising import expects_raise
-from flake8_hermetic.nodes import LOOP_TYPES, NEW_FRAMES, own_nodes
+from flake8_hermetic.nodes import LOOP_TYPES, NEW_FRAMES, own_nodes, shape
 from flake8_hermetic.rules.determinism.clock import STARTER_NAMES, STARTER_SUFFIXES
 
 
@@ -259,13 +259,13 @@ class Readers:
         window, which a slow host only makes easier to pass."""
         if not self.found or not all(negative for _, _, negative in self.found):
             return False
-        subjects = {ast.dump(subject) for _, subject, _ in self.found if subject is not None}
+        subjects = {shape(subject) for _, subject, _ in self.found if subject is not None}
         begin = _position(self.sleep)
         for node in own_nodes(self.function):
             if _position(node) >= begin or not isinstance(node, ast.stmt):
                 continue
             before = self._assertion(node)
-            if before is not None and not before[2] and before[1] is not None and ast.dump(before[1]) in subjects:
+            if before is not None and not before[2] and before[1] is not None and shape(before[1]) in subjects:
                 return False  # asserted true before, false after: a change the sleep waits for
         return True
 

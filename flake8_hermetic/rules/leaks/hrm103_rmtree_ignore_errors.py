@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.facts.raising import RAISES_METHODS, expects_raise
+from flake8_hermetic.nodes import shape
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.leaks.flow import always_skipped
 from flake8_hermetic.rules.leaks.syntax import bool_keyword, mentions
@@ -114,7 +115,7 @@ class RmtreeIgnoreErrorsRule(Rule):
         stmt, siblings, index = found
         if not (isinstance(stmt, ast.Expr) and stmt.value is node):
             return False
-        path = ast.dump(node.args[0])
+        path = shape(node.args[0])
         if index + 1 < len(siblings) and self._makes(siblings[index + 1], path):
             return True
         return any(self._shown_to_fail(earlier, path) for earlier in siblings[max(0, index - 3):index])
@@ -126,9 +127,9 @@ class RmtreeIgnoreErrorsRule(Rule):
         name = self.ctx.call_name(call) or ""
         func = call.func
         if name in ("os.mkdir", "os.makedirs") and call.args:
-            return ast.dump(call.args[0]) == path
+            return shape(call.args[0]) == path
         if isinstance(func, ast.Attribute) and func.attr == "mkdir" and isinstance(func.value, ast.Call):
-            return any(ast.dump(a) == path for a in func.value.args)
+            return any(shape(a) == path for a in func.value.args)
         return False
 
     def _shown_to_fail(self, stmt: ast.stmt, path: str) -> bool:
@@ -138,12 +139,12 @@ class RmtreeIgnoreErrorsRule(Rule):
             call = stmt.value
             func = call.func
             if isinstance(func, ast.Attribute) and func.attr in RAISES_METHODS and len(call.args) >= 3:
-                return self.ctx.resolve(call.args[1]) == "shutil.rmtree" and ast.dump(call.args[2]) == path
+                return self.ctx.resolve(call.args[1]) == "shutil.rmtree" and shape(call.args[2]) == path
             return False
         if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(expects_raise(self.ctx, i.context_expr) for i in stmt.items):
             return any(
                 isinstance(sub, ast.Call) and self.ctx.call_name(sub) == "shutil.rmtree"
-                and bool(sub.args) and ast.dump(sub.args[0]) == path
+                and bool(sub.args) and shape(sub.args[0]) == path
                 for inner in stmt.body for sub in ast.walk(inner)
             )
         return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from flake8_hermetic.project import requested_fixtures
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.leaks.syntax import target_names
 from flake8_hermetic.violation import Violation
@@ -31,6 +32,10 @@ def _asserts_on(stmt: ast.stmt, local: set[str]) -> bool:
     )
 
 
+#: pytest's own fixtures that patch through the test's ``monkeypatch`` (``Pytester`` sets its environment with it)
+PATCHING_BUILTINS = frozenset({"pytester", "testdir"})
+
+
 class MonkeypatchUndoRule(Rule):
     """
     Flags `monkeypatch.undo()` on the `monkeypatch` fixture inside a test or fixture.
@@ -44,10 +49,15 @@ class MonkeypatchUndoRule(Rule):
 
     ## Example
     ```python
+    @pytest.fixture(autouse=True)
+    def fake_home(monkeypatch, tmp_path):
+        monkeypatch.setenv("HOME", str(tmp_path))
+
+
     def test_fallback(monkeypatch):
         monkeypatch.setenv("TOKEN", "x")
         assert client().authenticated
-        monkeypatch.undo()
+        monkeypatch.undo()  # HOME is the operator's again
         assert not client().authenticated
     ```
 
@@ -73,9 +83,13 @@ class MonkeypatchUndoRule(Rule):
     ## Known problems
     Only the fixture under its own name is read: a `monkeypatch` handed to a
     helper that undoes it, or bound to another name first (`mp = monkeypatch`),
-    is not followed. Which fixtures patched through it is not read either: an
-    `undo()` with nothing of theirs to revert is reported all the same.
+    is not followed. A fixture only asks for `monkeypatch` to patch through
+    it, so one that asks for it is taken to patch; one reached only through
+    `request.getfixturevalue()`, or a third-party plugin's fixture, is not
+    seen (pytest's `pytester` is).
     """
+
+    principles = ("nothing-else-to-revert",)
 
     code = "HRM104"
     message = "monkeypatch.undo() also reverts what the fixtures set up; scope the patch with pytest.MonkeyPatch.context()"
@@ -98,8 +112,24 @@ class MonkeypatchUndoRule(Rule):
                 return
         elif not (isinstance(receiver, ast.Name) and receiver.id == "monkeypatch" and self._is_parameter("monkeypatch")):
             return
-        if not self._nothing_runs_after(node):
+        if not self._nothing_runs_after(node) and self._others_patch():
             yield self.report(node)
+
+    def _others_patch(self) -> bool:
+        """A fixture of the function's closure, as pytest computes it (its
+        parameters, ``usefixtures`` marks, the autouse fixtures in force, and
+        what those ask for in turn), other than the function itself, asks for
+        ``monkeypatch``: ``undo()`` reverts what that fixture set up."""
+        classes = [scope.name for scope in self.ctx.scopes if scope.kind == "class"]
+        class_name = classes[0] if len(classes) == 1 else None
+        own = {scope.name for scope in self.ctx.scopes if scope.kind == "function" and scope.is_fixture}
+        for name, fixture in self.ctx.project.closure_fixtures(requested_fixtures(self.ctx.scopes), class_name):
+            if fixture is None:
+                if name in PATCHING_BUILTINS:
+                    return True
+            elif name not in own and "monkeypatch" in fixture.requests:
+                return True
+        return False
 
     def _nothing_runs_after(self, node: ast.Call) -> bool:
         """``undo()`` as a statement of the test itself (not a fixture),

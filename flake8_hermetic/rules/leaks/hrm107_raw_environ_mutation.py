@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from flake8_hermetic.facts.environ import ENVIRON
 from flake8_hermetic.facts.names import callee_last_name
 from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.nodes import shape
 from flake8_hermetic.project.modules import RESTORES_ENV, RESTORES_ENV_KEY
 from flake8_hermetic.rules.leaks.undone_change import UndoneChangeRule, saved_from
 from flake8_hermetic.violation import Violation
@@ -333,14 +334,14 @@ class RawEnvironMutationRule(UndoneChangeRule):
                 return True  # ``os.environ = EnvironmentVarGuard()`` in setUp, ``os.environ.__exit__()`` here
         return False
 
-    def _keys(self, node: ast.AST) -> set[str]:
-        """The keys written under ``node``, as source text."""
+    def _keys(self, node: ast.AST) -> set[object]:
+        """The keys written under ``node``, by their shape."""
         keys: set[str] = set()
         for sub in ast.walk(node):
             if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, (ast.Store, ast.Del)) and self._is_environ(sub.value):
-                keys.add(ast.dump(sub.slice))
+                keys.add(shape(sub.slice))
             elif isinstance(sub, ast.Call) and self._mutator(sub) and sub.args:
-                keys.add(ast.dump(sub.args[0]))
+                keys.add(shape(sub.args[0]))
         return keys
 
 
