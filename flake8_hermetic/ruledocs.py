@@ -82,12 +82,18 @@ def leaves_alone(keys: Sequence[str], principles: Mapping[str, Principle] | None
     )
 
 
+def _figures(figures: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """``figures``, or the generated ones of flake8_hermetic/evidence.py (imported only when a page is written)."""
+    if figures is not None:
+        return figures
+    from flake8_hermetic.evidence import EVIDENCE
+
+    return EVIDENCE
+
+
 def evidence(code: str, default_on: bool, figures: Mapping[str, Any] | None = None) -> str:
     """The generated "Evidence" section: the rule's figures on both halves of the corpus (issue 26)."""
-    if figures is None:
-        from flake8_hermetic.evidence import EVIDENCE
-
-        figures = EVIDENCE
+    figures = _figures(figures)
     entry = figures.get("rules", {}).get(code)
     if entry is None:
         return ""
@@ -158,10 +164,7 @@ def principles_page(rules: Mapping[str, type[Rule]], principles: Mapping[str, Pr
 
 def evidence_problems(rules: Mapping[str, type[Rule]], figures: Mapping[str, Any] | None = None) -> list[str]:
     """A rule with no figures in flake8_hermetic/evidence.py, or whose default is not the one its figures decided."""
-    if figures is None:
-        from flake8_hermetic.evidence import EVIDENCE
-
-        figures = EVIDENCE
+    figures = _figures(figures)
     found = []
     for code, rule in rules.items():
         entry = figures.get("rules", {}).get(code)

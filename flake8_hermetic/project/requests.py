@@ -42,3 +42,11 @@ def requested_fixtures(scopes: list[Any]) -> list[str]:
         for decorator in getattr(node, "decorator_list", ()):
             names.extend(marked_fixtures(decorator, aliases))
     return names
+
+
+def enclosing_class(scopes: list[Any]) -> str | None:
+    """The module-level class the walk is inside (the model knows those, and
+    their bases' fixtures count for its tests), or None: outside a class, or
+    in a class nested in another."""
+    classes = [scope.name for scope in scopes if scope.kind == "class"]
+    return classes[0] if len(classes) == 1 else None

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
-from flake8_hermetic.project import requested_fixtures
+from flake8_hermetic.project import requested_fixtures, enclosing_class
 from flake8_hermetic.project.modules import REDIRECTS_TEMP
 from flake8_hermetic.rules.leaks.flow import later_statements
 from flake8_hermetic.rules.leaks.function_facts import (
@@ -387,8 +387,7 @@ class TempWithoutCleanupRule(FunctionRule):
         model) points ``tempfile.tempdir`` at a directory of its own for the
         test and puts it back (``monkeypatch.setattr(tempfile, "tempdir",
         str(tmp_path))``): what lands there goes with that directory."""
-        classes = [scope.name for scope in self.ctx.scopes if scope.kind == "class"]
-        class_name = classes[0] if len(classes) == 1 else None
+        class_name = enclosing_class(self.ctx.scopes)
         return REDIRECTS_TEMP in self.ctx.project.effects_for_test(requested_fixtures(self.ctx.scopes), class_name)
 
     def _inside_swapped_tempdir(self, node: ast.Call) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from flake8_hermetic.project import requested_fixtures
+from flake8_hermetic.project import requested_fixtures, enclosing_class
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.leaks.syntax import target_names
 from flake8_hermetic.violation import Violation
@@ -120,8 +120,7 @@ class MonkeypatchUndoRule(Rule):
         parameters, ``usefixtures`` marks, the autouse fixtures in force, and
         what those ask for in turn), other than the function itself, asks for
         ``monkeypatch``: ``undo()`` reverts what that fixture set up."""
-        classes = [scope.name for scope in self.ctx.scopes if scope.kind == "class"]
-        class_name = classes[0] if len(classes) == 1 else None
+        class_name = enclosing_class(self.ctx.scopes)
         own = {scope.name for scope in self.ctx.scopes if scope.kind == "function" and scope.is_fixture}
         for name, fixture in self.ctx.project.closure_fixtures(requested_fixtures(self.ctx.scopes), class_name):
             if fixture is None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode, NEW_FRAMES
-from flake8_hermetic.project import requested_fixtures
+from flake8_hermetic.project import requested_fixtures, enclosing_class
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.leaks.flow import block_of, expects_failure, later_blocks, path_to, under_main_guard
 from flake8_hermetic.rules.leaks.function_facts import walk_marking_nested
@@ -252,9 +252,7 @@ class UndoneChangeRule(Rule):
         a teardown after the ``yield`` or in a ``finally``, a project context
         manager or helper that restores) put the state back."""
         requested = requested_fixtures(self.ctx.scopes)
-        classes = [scope.name for scope in self.ctx.scopes if scope.kind == "class"]
-        # the test's class (a module-level class: the model knows those) and its bases' fixtures count
-        class_name = classes[0] if len(classes) == 1 else None
+        class_name = enclosing_class(self.ctx.scopes)
         project = self.ctx.project
         closure = project.closure(requested, class_name) if self.RESTORED_EFFECT is not None else requested
         if any(self._restoring_fixture(n) for n in closure) or any(self._local_fixture_restores(n) for n in requested):
