@@ -9,6 +9,8 @@ is put back before the next test.
 
 from __future__ import annotations
 
+import gc
+import itertools
 import logging
 import os
 import signal
@@ -181,16 +183,112 @@ def _signal_numbers() -> list[int]:
     return numbers
 
 
+class HandlerChanges:
+    """A mark that moves at every call of ``_signal.signal``, the one function
+    that changes the table ``getsignal`` reads (``signal.signal`` calls it by
+    attribute, however it was imported). The session wraps it; while the
+    mark has not moved, the handlers read at the last look are the handlers
+    now, and the watches hand that reading back instead of asking again.
+
+    Trusted (``trusted()``) only when nothing but the ``_signal`` module
+    held the original function when the wrapper went in (``gc`` referrers:
+    ``from _signal import signal`` in a module imported earlier, a saved
+    reference anywhere), and while ``_signal.signal`` is still the wrapper
+    and ``sys.modules`` still has that ``_signal`` (a fresh import makes a
+    new, unwrapped function); otherwise the watches read at every look, and
+    read again at the first look after it is trusted again. Not seen: a
+    test that calls an unwrapped function it got after the session started
+    (dug out of the wrapper, or from a fresh import of ``_signal``) and puts
+    the wrapper and the module back before it ends."""
+
+    def __init__(self) -> None:
+        self.counter = itertools.count(1)
+        self.mark = 0
+        self.users = 0
+        self.sound = False
+        self.module: Any = None
+        self.wrapper: Any = None
+        self.original: Any = None
+
+    def moved(self) -> None:
+        self.mark = next(self.counter)  # a fresh value, whichever threads call: never an old one back
+
+    def trusted(self) -> bool:
+        if self.sound and self.module.signal is self.wrapper and sys.modules.get("_signal") is self.module:
+            return True
+        self.moved()  # not trusted now: the first trusted look reads again
+        return False
+
+    def install(self) -> None:
+        self.users += 1
+        if self.users > 1:  # a session inside a session (pytester in process): the outer one's wrapper
+            return
+        try:
+            import _signal  # type: ignore[import-not-found]
+        except ImportError:  # pragma: no cover - another implementation
+            return
+        original = getattr(_signal, "signal", None)
+        if original is None or getattr(original, "_hermetic_counting", False):  # pragma: no cover
+            return
+        # asked before anything of the guard's holds it (the wrapper's closure is made after)
+        held = [each for each in gc.get_referrers(original) if each is not vars(_signal)]
+        counting = _counting(original, self)
+        self.module, self.wrapper, self.original = _signal, counting, original
+        _signal.signal = counting
+        self.sound = not held
+        self.moved()
+
+    def uninstall(self) -> None:
+        self.users = max(self.users - 1, 0)
+        if self.users or self.module is None:
+            return
+        if self.module.signal is self.wrapper:
+            self.module.signal = self.original
+        self.module = self.wrapper = self.original = None
+        self.sound = False
+        self.moved()
+
+
+def _counting(original: Callable[..., Any], changes: HandlerChanges) -> Callable[..., Any]:
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        finally:
+            changes.moved()  # after the call: a reading made before it is stale
+
+    counting.__name__ = counting.__qualname__ = "signal"
+    counting.__doc__ = original.__doc__
+    counting.__module__ = "_signal"
+    counting._hermetic_counting = True  # type: ignore[attr-defined]
+    return counting
+
+
+HANDLER_CHANGES = HandlerChanges()
+
+
 class SignalHandlers(Watch):
-    """The handler of each watched signal, by position (handlers are compared by identity)."""
+    """The handler of each watched signal, by position (handlers are compared by identity).
+
+    Read again only when ``HANDLER_CHANGES`` moved since the last reading
+    (or is not trusted): 18 ``getsignal`` calls spared at most looks."""
 
     kind = "signals"
 
     def __init__(self) -> None:
         self.numbers = _signal_numbers()
+        self.changes = HANDLER_CHANGES
+        self.mark = -1
+        self.last: tuple[Any, ...] = ()
 
     def take(self) -> tuple[Any, ...]:
-        return tuple(map(_raw_getsignal, self.numbers))
+        changes = self.changes
+        if changes.mark == self.mark and changes.trusted():
+            return self.last
+        self.mark = changes.mark  # before the reading: a change during it moves the mark again
+        state = tuple(map(_raw_getsignal, self.numbers))
+        if state != self.last:  # an equal reading keeps the old object: the look tests identity first
+            self.last = state
+        return self.last
 
     def _changed(self, old: tuple[Any, ...], new: tuple[Any, ...]) -> list[int]:
         return [i for i, (a, b) in enumerate(zip(old, new)) if a is not b and a != b]
@@ -245,9 +343,11 @@ _TIMERS = (("ITIMER_REAL", "SIGALRM"), ("ITIMER_VIRTUAL", "SIGVTALRM"), ("ITIMER
 class Timers(SetWatch):
     """The interval timers still pending. ``ITIMER_REAL`` (``signal.alarm()``
     and ``setitimer(ITIMER_REAL)`` set the same timer) is read at every look,
-    one system call; the CPU-time timers (``ITIMER_VIRTUAL``, ``ITIMER_PROF``)
-    only while a handler is installed for their signal: with the default
-    action their expiry ends the process, guarded or not.
+    one system call (C code may start it, unseen by any wrapper); the
+    CPU-time timers (``ITIMER_VIRTUAL``, ``ITIMER_PROF``) only while a
+    handler is installed for their signal: with the default action their
+    expiry ends the process, guarded or not. Those two handlers are read
+    again only when ``HANDLER_CHANGES`` moved (see ``SignalHandlers``).
 
     A timer the expected state does not have is reported and cancelled. The
     guard looks at this watch before the signal handlers, so a leaked timer
@@ -293,12 +393,19 @@ class Timers(SetWatch):
 
             return each
         (virtual, virtual_signal, virtual_pending), (prof, prof_signal, prof_pending) = self.cpu
+        changes = HANDLER_CHANGES
+        # [the mark when the two handlers were read, whether each is a Python handler (not SIG_DFL, SIG_IGN)]
+        handled: list[Any] = [-1, False, False]
 
         def both() -> frozenset[str]:
-            state = real_pending if getitimer(real)[0] else NO_TIMER
-            if type(getsignal(virtual_signal)) is not int and getitimer(virtual)[0]:  # an int: SIG_DFL, SIG_IGN
+            state = real_pending if getitimer(real)[0] else NO_TIMER  # every look: C code may call alarm()
+            if handled[0] != changes.mark or not changes.trusted():
+                handled[0] = changes.mark  # before the reading, as in ``SignalHandlers.take``
+                handled[1] = type(getsignal(virtual_signal)) is not int
+                handled[2] = type(getsignal(prof_signal)) is not int
+            if handled[1] and getitimer(virtual)[0]:
                 state = state | virtual_pending
-            if type(getsignal(prof_signal)) is not int and getitimer(prof)[0]:
+            if handled[2] and getitimer(prof)[0]:
                 state = state | prof_pending
             return state
 

@@ -375,6 +375,9 @@ class Guard:
             found[-1].shared = True
             shared_dirs.append(home)
         self.helpers = helpers.Helpers(config.getini("hermetic_guard_helpers"))
+        # the signal and timer watches read the handlers again only after a call that may change them
+        watches.HANDLER_CHANGES.install()
+        config.add_cleanup(watches.HANDLER_CHANGES.uninstall)
         found += [
             watches.WorkingDirectory(roots), watches.Environment(), watches.Umask(),
             watches.Timers(), watches.SignalHandlers(), watches.TempfileDir(roots),  # timers first

@@ -20,6 +20,7 @@ tests; it defines nothing of its own.
 from __future__ import annotations
 
 from flake8_hermetic.guard.procstate import (
+    HANDLER_CHANGES,
     PYTEST_CURRENT_TEST,
     WATCHED_SIGNALS,
     Environment,
@@ -37,7 +38,7 @@ from flake8_hermetic.guard.running import Children, ListeningSockets, PendingTas
 from flake8_hermetic.guard.watchbase import Roots, SetWatch, State, Watch
 
 __all__ = [
-    "MTIME_TRUST", "PYTEST_CURRENT_TEST", "WATCHED_SIGNALS",
+    "HANDLER_CHANGES", "MTIME_TRUST", "PYTEST_CURRENT_TEST", "WATCHED_SIGNALS",
     "Children", "Environment", "ListeningSockets", "PendingTasks", "Residue", "RootHandlers", "Roots",
     "SetWatch", "SignalHandlers", "State", "SysPath", "TempfileDir", "Threads", "Timers", "Umask",
     "WarningFilters", "Watch", "WorkingDirectory", "ignore_matcher",
