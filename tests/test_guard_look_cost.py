@@ -37,12 +37,8 @@ def findings(result: pytest.RunResult) -> set[tuple[str, str, str]]:
     return found
 
 
-ROUTES = """
-import signal
-from signal import signal as imported_signal
-
-import _signal
-
+# a handler to install and two tests that change nothing: the looks before a change are clean
+CLEAN_START = """
 
 def handler(*args):
     pass
@@ -54,7 +50,14 @@ def test_clean_1():
 
 def test_clean_2():
     pass
+"""
 
+ROUTES = """
+import signal
+from signal import signal as imported_signal
+
+import _signal
+""" + CLEAN_START + """
 
 def test_through_signal_signal():
     signal.signal(signal.SIGUSR1, handler)
@@ -110,19 +113,7 @@ HELD_TESTS = """
 import signal
 
 import early
-
-
-def handler(*args):
-    pass
-
-
-def test_clean_1():
-    pass
-
-
-def test_clean_2():
-    pass
-
+""" + CLEAN_START + """
 
 def test_through_a_held_original():
     early.HELD["signal"](signal.SIGUSR1, handler)

@@ -35,10 +35,10 @@ The facts layer's level: rules import it; it imports the core and the facts.
 from __future__ import annotations
 
 from flake8_hermetic.project.model import Project, ProjectView
-from flake8_hermetic.project.requests import requested_fixtures, enclosing_class
+from flake8_hermetic.project.requests import enclosing_class, requested_fixtures
 from flake8_hermetic.project.roles import TEST_CODE, Role
 
-__all__ = ["TEST_CODE", "Project", "ProjectView", "Role", "current", "new_run", "requested_fixtures", "enclosing_class"]
+__all__ = ["TEST_CODE", "Project", "ProjectView", "Role", "current", "enclosing_class", "new_run", "requested_fixtures"]
 
 _current: Project | None = None
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode
-from flake8_hermetic.project import requested_fixtures, enclosing_class
+from flake8_hermetic.project import enclosing_class, requested_fixtures
 from flake8_hermetic.project.modules import REDIRECTS_TEMP
 from flake8_hermetic.rules.leaks.flow import later_statements
 from flake8_hermetic.rules.leaks.function_facts import (

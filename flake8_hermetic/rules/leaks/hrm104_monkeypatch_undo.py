@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from flake8_hermetic.project import requested_fixtures, enclosing_class
+from flake8_hermetic.project import enclosing_class, requested_fixtures
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.leaks.syntax import target_names
 from flake8_hermetic.violation import Violation

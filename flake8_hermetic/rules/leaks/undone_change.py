@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import DEF_TYPES, FunctionNode, NEW_FRAMES
-from flake8_hermetic.project import requested_fixtures, enclosing_class
+from flake8_hermetic.project import enclosing_class, requested_fixtures
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.leaks.flow import block_of, expects_failure, later_blocks, path_to, under_main_guard
 from flake8_hermetic.rules.leaks.function_facts import walk_marking_nested
