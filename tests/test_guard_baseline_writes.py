@@ -249,9 +249,11 @@ LEAVES_WRITER_FILES = """\
 
 
     def test_writer_files():
-        # what a baseline writer running beside the tests holds for a moment: its lock and its temp file
+        # what a baseline writer running beside the tests holds for a moment: its lock and its temp file,
+        # and the default baseline it makes where there was none
         (ROOT / "hermetic-baseline.txt.lock").write_text("")
         (ROOT / ".hermetic-baseline.k3j9.tmp").write_text("")
+        (ROOT / "hermetic-baseline.txt").write_text("")
         (ROOT / "other.lock").write_text("")  # no writer's: a leak
 """
 

@@ -34,8 +34,9 @@ DEFAULT_IGNORES = (
     ".pytest_cache", "__pycache__", ".coverage", ".coverage.*", "*.pyc", ".hypothesis",
     ".mypy_cache", ".ruff_cache",
     # a baseline writer running beside the tests (another run's update, `baseline regenerate`): its
-    # temporary file and the lock of the default baseline, each there only while it writes
-    ".hermetic-baseline.*.tmp", "hermetic-baseline.txt.lock",
+    # temporary file and the lock of the default baseline, each there only while it writes, and the
+    # default baseline itself, which such a writer makes where there was none
+    ".hermetic-baseline.*.tmp", "hermetic-baseline.txt.lock", "hermetic-baseline.txt",
 )
 TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
 
