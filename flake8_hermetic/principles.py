@@ -163,3 +163,15 @@ principle(
     pytest's `pytester`, which sets its environment through it. Where none does, the `undo()` drops
     only the function's own patches, and is left alone.""",
 )
+
+principle(
+    "stable-case-ids",
+    "A case is judged by whether it moves between processes",
+    """pytest names a case after its value (a string, a number, bytes, a class or function's name) or
+    after the argument and its position; both are the same in every run and on every host, so a row
+    without an id is left alone. Flagged is what moves between two processes: rows iterated from a set
+    not visibly made of integers (string hashes are randomised per process), and a value pytest names
+    the case after that is drawn at collection (random, the clock, the pid, a uuid's text, a fresh temp
+    name). An object pytest names by position (`uuid4()`, `datetime.now()`), a row given an id, and a
+    set passed through `sorted()` are stable.""",
+)

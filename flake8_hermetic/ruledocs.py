@@ -91,7 +91,7 @@ def _figures(figures: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return EVIDENCE
 
 
-def evidence(code: str, default_on: bool, figures: Mapping[str, Any] | None = None) -> str:
+def evidence(code: str, default_on: bool, figures: Mapping[str, Any] | None = None, narrowed: str = "") -> str:
     """The generated "Evidence" section: the rule's figures on both halves of the corpus (issue 26)."""
     figures = _figures(figures)
     entry = figures.get("rules", {}).get(code)
@@ -117,6 +117,10 @@ def evidence(code: str, default_on: bool, figures: Mapping[str, Any] | None = No
     verdict = {"thin": f"the evidence is thin ({entry['why']}), so the rule stays {state} by default",
                "on": f"on by default ({entry['why']})", "off": f"off by default ({entry['why']})"}
     lines.append(f"\n**{verdict[entry['decision']][0].upper()}{verdict[entry['decision']][1:]}.**\n\n")
+    if narrowed:  # the figures are of the rule as it was: say what changed since, and that it is unmeasured
+        lines[-1] = lines[-1][:-1]
+        lines.append(f"These figures are of the rule before it was narrowed: {narrowed} The narrowed rule has"
+                     " no held-out figures yet, so it stays off by default until a fresh held-out set reads it.\n\n")
     return "\n".join(lines)
 
 
@@ -130,7 +134,7 @@ def page(rule: type[Rule]) -> str:
     proven = how_it_is_proven(rule.code)
     return (
         f"{heading}\n\n## What it does\n{body}\n\n{leaves_alone(rule.principles)}"
-        f"{evidence(rule.code, rule.default_on)}"
+        f"{evidence(rule.code, rule.default_on, narrowed=rule.narrowed)}"
         f"## Files\n{rule.judged_files()}\n\n"
         + (f"## How it is proven\n{proven}\n\n" if proven else "")
         + f"## Message\n`{rule.code} {rule.message}`\n"

@@ -42,7 +42,7 @@ EVERY_HAZARD = """\
     from mypkg.parser import _tokenize
 
 
-    @pytest.mark.parametrize("raw", ["1"])
+    @pytest.mark.parametrize("raw", {"1", "0x1"})
     def test_parse(raw):
         with mock.patch("mypkg.parser.load", mock.MagicMock()):
             for path in Path(__file__).parent.rglob("*.py"):
@@ -92,7 +92,7 @@ def test_findings_belong_to_the_test_they_describe() -> None:
 
 
         class TestParse:
-            @pytest.mark.parametrize("raw", ["1"])
+            @pytest.mark.parametrize("raw", {"1", "0x1"})
             @mock.patch("app.load", mock.Mock())
             def test_rows(self, raw):
                 if raw:
@@ -313,11 +313,13 @@ NEW_SYNTAX = [
     pytest.param(
         (3, 12),
         """
+        import random
+
         import pytest
 
         type Rows[T] = list[T]
 
-        @pytest.mark.parametrize("v", [b"x" * 10**8])
+        @pytest.mark.parametrize("v", [b"x" * 10**8, f"{random.random()!r:>{10}}"])
         def test_generic[T](v: T) -> None:
             assert f"{f"{v!r:>{10}}"}"
         """,

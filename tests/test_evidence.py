@@ -67,6 +67,17 @@ def test_the_page_shows_both_halves_and_says_when_the_evidence_is_thin() -> None
     assert ruledocs.evidence("HRM999", False, _figures("thin")) == ""
 
 
+def test_a_narrowed_rule_s_page_says_its_figures_are_of_the_rule_as_it_was() -> None:
+    plain = ruledocs.evidence("HRM101", False, _figures("off"))
+    narrowed = ruledocs.evidence("HRM101", False, _figures("off"), narrowed="it flagged more.")
+    assert "narrowed" not in plain
+    assert narrowed.startswith(plain.rstrip("\n"))
+    assert "These figures are of the rule before it was narrowed: it flagged more. The narrowed rule has no" in narrowed
+    assert narrowed.endswith("reads it.\n\n") and plain.endswith(".**\n\n")
+    page = ruledocs.pages()["HRM503"]
+    assert all_rules()["HRM503"].narrowed and "before it was narrowed: " + all_rules()["HRM503"].narrowed in page
+
+
 @pytest.mark.parametrize("code", sorted(all_rules()))
 def test_every_rule_has_its_figures_and_its_page_shows_them(code: str) -> None:
     assert code in EVIDENCE["rules"]
