@@ -265,6 +265,23 @@ class HermeticChecker:
         is_test_file = file_role(runtime, filename, path) is not Role.NOT_TEST
         return is_test_file or bool(runtime.patterns and runtime.patterns.for_file(path, is_test_file))
 
+    @classmethod
+    def must_parse(cls, filename: str) -> bool:
+        """Is a parse failure of this file a finding (E999)? Yes for a test module
+        or conftest by its name, and for a file a project pattern rule's globs
+        name; no for a support module of the test tree (sample data, deliberately
+        broken sources): it is read only to find the ``TestCase`` classes that
+        would make it a test module, and a file that does not parse has none a
+        runner could import."""
+        runtime = cls.runtime
+        if runtime is None:
+            return True
+        path = entry_path(filename, runtime.settings.config_dir)
+        role = file_role(runtime, filename, path)
+        if role in (Role.TEST_MODULE, Role.CONFTEST):
+            return True
+        return bool(runtime.patterns and runtime.patterns.for_file(path, role is not Role.NOT_TEST))
+
     def role(self, runtime: Runtime, path: str) -> Role:
         return file_role(runtime, self.filename, path, self.tree if isinstance(self.tree, ast.Module) else None)
 

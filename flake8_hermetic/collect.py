@@ -162,7 +162,8 @@ class Scan:
                     scope, _, what = context.partition(CONTEXT_SEPARATOR)
                     found.append(Found(filename, path, line, (col or 0) + 1, code, message, scope, what,
                                        physical_line))
-                elif code in UNREADABLE_CODES and HermeticChecker.wants(filename):
+                elif code in UNREADABLE_CODES and HermeticChecker.wants(filename) and (
+                        code != "E999" or HermeticChecker.must_parse(filename)):
                     self.problems.append(Found(filename, path, max(line, 1), (col or 0) + 1, code, text,
                                                physical_line=physical_line))
             if linted is not None:

@@ -175,3 +175,13 @@ principle(
     name). An object pytest names by position (`uuid4()`, `datetime.now()`), a row given an id, and a
     set passed through `sorted()` are stable.""",
 )
+
+principle(
+    "silent-miss",
+    "A relative path matters where missing it is silent",
+    """A repository path relative to the working directory is flagged only where a run from another
+    directory would miss it silently: a glob or a walk that finds nothing, an existence test whose
+    answer picks a branch or a loop (or is asserted false). Where a miss raises (`open`, `read_text`,
+    `listdir`, `stat`) or is asserted true (`assert Path("src").exists()`), that run fails loudly,
+    and running from the root is the suite's own choice: left alone.""",
+)

@@ -85,6 +85,7 @@ PROJECT = {
             time.sleep(1)
     """,
     "tests/test_broken.py": "def test_(:\n    pass\n",
+    "tests/samples/broken_on_purpose.py": "def (:\n",
     "src/broken.py": "def (:\n",
     "tests/test_no_newline.py": "import time\n\n\ndef test_sleep():\n    time.sleep(1)  # noqa: HRM201",
 }
@@ -117,9 +118,10 @@ def test_the_edges_of_flake8s_decisions(project: Path) -> None:
     ignored = [line for line in lines if line.startswith("tests/test_ignored.py")]
     assert [line.split()[1] for line in ignored] == ["HRM105"]
     assert not any("test_whole_file" in line or "test_excluded" in line for line in lines)
-    # an unparsable test file is reported, an unparsable non-test file is not
+    # an unparsable test file is reported, an unparsable non-test file is not, nor a support module of
+    # the test tree (a sample of broken code: no runner can import it)
     assert any(line.startswith("tests/test_broken.py:1:") and " E999 " in line for line in lines)
-    assert not any(line.startswith("src/") for line in lines)
+    assert not any(line.startswith(("src/", "tests/samples/")) for line in lines)
     assert not any("test_no_newline" in line and "HRM201" in line for line in lines)
 
 

