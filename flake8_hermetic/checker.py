@@ -60,6 +60,8 @@ class Runtime:
         self.patterns = patterns if patterns is not None and patterns.rules else None
         self.baseline = baseline
         self.baseline_files = baseline.by_file() if baseline else {}
+        #: the retired rules' codes: their baseline entries are stale in every test file
+        self.retired = frozenset(code for code, rule in all_rules().items() if rule.retired)
 
 
 def file_role(runtime: Runtime, filename: str, path: str, tree: ast.Module | None = None) -> Role:
@@ -310,6 +312,7 @@ class HermeticChecker:
         if is_test_file:
             # only the rules of the file's role ran: only their entries can be stale
             judged |= {rule.code for rule in engine.rule_classes} | (settings.enabled & {STALE_CODE})
+            judged |= runtime.retired  # a retired rule finds nothing anywhere: its entries are stale
         if settings.emit_context:
             yield from self.with_context(found, judged, is_test_file)
             return

@@ -66,6 +66,10 @@ class Rule:
     #: Set when the rule was narrowed after its corpus figures were taken (issue 26): what changed, in a
     #: sentence, shown with those figures on its page (they describe the rule as it was).
     narrowed: ClassVar[str] = ""
+    #: Set when the rule was retired (issue 26): why, in a sentence. A retired rule checks nothing
+    #: (it has no visitors), a selection that names it exactly is refused with the reason, and its
+    #: baseline entries are stale in every test file, so the ratchet drops them.
+    retired: ClassVar[str] = ""
 
     __slots__ = ("ctx",)
 

@@ -127,6 +127,8 @@ def evidence(code: str, default_on: bool, figures: Mapping[str, Any] | None = No
 def page(rule: type[Rule]) -> str:
     """The markdown page of one rule."""
     state = "" if rule.default_on else " *(off by default: enable with `--extend-select=" + rule.code + "`)*"
+    if rule.retired:
+        state = " *(retired: it checks nothing, and a selection that names it is refused)*"
     body = rule.doc()
     heading = f"# {rule.code}: {rule.summary()}{state}"
     from flake8_hermetic.prove.matching import how_it_is_proven
@@ -210,7 +212,7 @@ def pages() -> dict[str, str]:
 def table() -> str:
     rows = ["| code | what it flags | default |", "|---|---|---|"]
     for code, rule in all_rules().items():
-        default = "on" if rule.default_on else "off"
+        default = "retired" if rule.retired else "on" if rule.default_on else "off"
         summary = rule.summary().replace("|", "\\|")
         rows.append(f"| [{code}](docs/rules/{code}.md) | {summary} | {default} |")
     for code, runtime in runtime_codes().items():

@@ -72,10 +72,27 @@ def _items(value: Any, where: Where, key: str, what: str) -> list[str]:
 def _codes(value: Any, where: Where, key: str) -> list[str]:
     codes = _items(value, where, key, "code")
     for code in codes:
-        problem = code_problem(code)
+        problem = code_problem(code) or (retired_problem(code) if key in SELECT_KEYS else "")
         if problem:
             raise ConfigError(f"{where()}: {key}: {problem}")
     return codes
+
+
+SELECT_KEYS = ("select", "extend-select")
+
+
+def retired_codes() -> dict[str, str]:
+    """The retired rules' codes, with why each was retired."""
+    from flake8_hermetic.catalog import all_rules
+
+    return {code: rule.retired for code, rule in all_rules().items() if rule.retired}
+
+
+def retired_problem(code: str) -> str:
+    """Why a select naming ``code`` exactly is refused (``''``: it is not a retired code): it would
+    check nothing. A prefix that covers a retired code (``HRM5``) selects the others."""
+    why = retired_codes().get(code.upper())
+    return f"{code.upper()} is retired and checks nothing ({why}); take it out of the selection" if why else ""
 
 
 def pack_codes() -> list[str]:
@@ -316,7 +333,7 @@ def check_option_codes(options: argparse.Namespace, config_path: str | None, ext
         for code in codes:
             if code[:3].upper() != PACK_PREFIX:
                 continue  # another plugin's (flake8 itself checks the form of config values)
-            problem = code_problem(code, extra)
+            problem = code_problem(code, extra) or (retired_problem(code) if key in SELECT_KEYS else "")
             if problem:
                 raise ConfigError(f"{_option_source(config_path, key, code)}: {key}: {problem}")
 

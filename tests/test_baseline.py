@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import codes_by_line, flake8, write_tree
+from tests.helpers import codes_by_line, flake8, hermetic, write_tree
 
 LEGACY = """\
     import os
@@ -224,6 +224,19 @@ def test_entries_of_a_rule_that_is_not_enabled_are_never_stale(project: Path) ->
     enabled = flake8(["--extend-select", "HRM303", "."], cwd=project)
     assert codes_by_line(enabled.stdout) == [("./tests/test_legacy.py", 1, "HRM900")]
     assert "test_build HRM303 '/etc/hosts'" in enabled.stdout
+
+
+def test_entries_of_a_retired_rule_are_stale_in_every_test_file_and_prune_drops_them(project: Path) -> None:
+    entry = "tests/test_legacy.py::test_build\tHRM504\t_tokenize\n"
+    with (project / "hermetic-baseline.txt").open("a", encoding="utf-8") as handle:
+        handle.write(entry)
+    result = flake8(["."], cwd=project)  # HRM504 is selected nowhere, and retired: nothing can find it again
+    assert codes_by_line(result.stdout) == [("./tests/test_legacy.py", 1, "HRM900")]
+    assert "test_build HRM504 _tokenize" in result.stdout
+    pruned = hermetic(["baseline", "prune"], cwd=project)
+    assert pruned.returncode == 0, pruned.stderr
+    assert (project / "hermetic-baseline.txt").read_text(encoding="utf-8") == BASELINE
+    assert flake8(["."], cwd=project).stdout == ""
 
 
 def test_only_linted_files_are_judged(project: Path) -> None:

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from flake8_hermetic.catalog import all_rules
 from flake8_hermetic.engine import Engine
 from flake8_hermetic.rules.design.claims import declares_no_raise, runs_a_test, states_no_raise
-from flake8_hermetic.rules.design.hrm504_private_import import in_test_tree
 from flake8_hermetic.settings import Settings
-from tests.helpers import codes_by_line, flake8, parses, write_tree
+from tests.helpers import codes_by_line, flake8, hermetic, parses, write_tree
 
 FAMILIES = tuple(code for code in all_rules() if code.startswith(("HRM4", "HRM5")))
-OFF_BY_DEFAULT = ("HRM401", "HRM404", "HRM405", "HRM501", "HRM502", "HRM503", "HRM504", "HRM505")
+OFF_BY_DEFAULT = ("HRM401", "HRM404", "HRM405", "HRM501", "HRM502", "HRM503", "HRM505")
+RETIRED = ("HRM504",)
 
 
 def findings(source: str, codes: tuple[str, ...] = FAMILIES, path: str = "test_x.py") -> list[tuple[str, int, str]]:
@@ -64,7 +64,6 @@ def test_off_by_default_rules_run_only_when_selected(tmp_path: Path) -> None:
     assert plain.stderr == ""
     assert hermetic_codes(plain.stdout) == []  # every rule the file breaks is off by default
     assert hermetic_codes(selected.stdout) == [
-        (6, "HRM504"),
         (9, "HRM503"),
         (11, "HRM505"),
         (12, "HRM502"),
@@ -78,9 +77,55 @@ def hermetic_codes(output: str) -> list[tuple[int, str]]:
     return [(line, code) for _, line, code in codes_by_line(output) if code.startswith("HRM")]
 
 
-@pytest.mark.parametrize(("code", "on"), [pytest.param(code, code not in OFF_BY_DEFAULT, id=code) for code in FAMILIES])
+DEFAULTS = [pytest.param(code, code not in (*OFF_BY_DEFAULT, *RETIRED), id=code) for code in FAMILIES]
+
+
+@pytest.mark.parametrize(("code", "on"), DEFAULTS)
 def test_default_state_matches_the_contract(code: str, on: bool) -> None:
     assert all_rules()[code].default_on is on
+    assert bool(all_rules()[code].retired) is (code in RETIRED)
+
+
+# -- a retired rule ---------------------------------------------------------------------
+
+PRIVATE_IMPORTS = """\
+from mypkg.parser import _tokenize
+
+
+def test_tokenize():
+    assert _tokenize("a b") == ["a", "b"]
+"""
+
+
+@pytest.mark.parametrize("selector", ["HRM5", "HRM"])
+def test_a_prefix_covering_a_retired_rule_selects_the_others(tmp_path: Path, selector: str) -> None:
+    write_tree(tmp_path, {"test_private.py": PRIVATE_IMPORTS})
+    broad = flake8(["--isolated", "--hermetic-no-baseline", f"--select={selector}", "test_private.py"], cwd=tmp_path)
+    assert (broad.returncode, broad.stderr, hermetic_codes(broad.stdout)) == (0, "", [])
+
+
+def test_a_retired_rule_checks_nothing_and_a_selection_that_names_it_is_refused(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"test_private.py": PRIVATE_IMPORTS})
+    ignored = flake8(["--isolated", "--hermetic-no-baseline", "--extend-ignore=HRM504", "test_private.py"],
+                     cwd=tmp_path)
+    assert (ignored.returncode, ignored.stderr) == (0, "")
+    named = flake8(["--isolated", "--hermetic-no-baseline", "--extend-select=HRM504", "test_private.py"], cwd=tmp_path)
+    lines = named.stderr.strip().splitlines()
+    assert named.returncode != 0 and len(lines) == 1, named.stderr
+    assert "command line: extend-select: HRM504 is retired and checks nothing (" in lines[0]
+    assert "take it out of the selection" in lines[0] and "Traceback" not in named.stderr
+
+
+def test_a_retired_code_in_a_config_is_refused_with_its_file_and_line(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"test_private.py": PRIVATE_IMPORTS, "setup.cfg": "[flake8]\nextend-select =\n    HRM504\n"})
+    result = flake8(["--hermetic-no-baseline", "test_private.py"], cwd=tmp_path)
+    assert result.returncode != 0 and "setup.cfg:2: extend-select: HRM504 is retired" in result.stderr, result.stderr
+    (tmp_path / "setup.cfg").unlink()
+    write_tree(tmp_path, {"pyproject.toml": '[tool.flake8-hermetic]\nselect = ["HRM1", "HRM504"]\n'})
+    table = hermetic(["check", "--no-baseline", "test_private.py"], cwd=tmp_path)
+    assert table.returncode != 0 and "pyproject.toml:2: select: HRM504 is retired" in table.stderr, table.stderr
+    write_tree(tmp_path, {"pyproject.toml": '[tool.flake8-hermetic]\nignore = ["HRM504"]\n'})
+    assert hermetic(["check", "--no-baseline", "test_private.py"], cwd=tmp_path).returncode == 0
 
 
 # -- where a finding belongs ----------------------------------------------------------
@@ -268,31 +313,6 @@ def test_a_test_defined_inside_a_function_is_not_collected() -> None:
 
 def test_conftest_holds_no_tests() -> None:
     assert findings("def test_helper():\n    print(1)\n", ("HRM501",), path="conftest.py") == []
-
-
-# -- HRM504: the test tree -----------------------------------------------------------------
-
-@pytest.mark.parametrize(
-    ("module", "level", "inside"),
-    [
-        pytest.param("tests.helpers", 0, True, id="tests-package"),
-        pytest.param("pkg.tests.support", 0, True, id="nested-tests-package"),
-        pytest.param("test.support", 0, True, id="cpython-test-package"),
-        pytest.param("testing.fakes", 0, True, id="testing-package"),
-        pytest.param("conftest", 0, True, id="conftest"),
-        pytest.param("test_utils", 0, True, id="test-module"),
-        pytest.param("helpers_test", 0, True, id="module-test-suffix"),
-        pytest.param("_testcapi", 0, True, id="private-test-support-module"),
-        pytest.param("", 1, True, id="relative-package"),
-        pytest.param("helpers", 2, True, id="relative-module"),
-        pytest.param("mypkg.parser", 0, False, id="code-under-test"),
-        pytest.param("mypkg._impl", 0, False, id="private-module-of-the-code"),
-        pytest.param("contest.entries", 0, False, id="similar-word"),
-        pytest.param("attestation", 0, False, id="test-inside-a-word"),
-    ],
-)
-def test_what_counts_as_the_test_tree(module: str, level: int, inside: bool) -> None:
-    assert in_test_tree(module, level) is inside
 
 
 # -- newer syntax and arbitrary source ------------------------------------------------

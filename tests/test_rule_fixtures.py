@@ -55,7 +55,7 @@ from tests.helpers import FIXTURES, flake8, write_tree
 
 RULE_FIXTURES = FIXTURES / "rules"
 RULES = all_rules()
-CODES = sorted(RULES)
+CODES = sorted(code for code, rule in RULES.items() if not rule.retired)  # a retired rule checks nothing
 
 _VALUE = r'(?:"(?:[^"\\]|\\.)*"|[^\s"]+)'
 _CODE = r"HRM\d{3}(?::\d+)?"
