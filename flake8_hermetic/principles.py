@@ -185,3 +185,15 @@ principle(
     `listdir`, `stat`) or is asserted true (`assert Path("src").exists()`), that run fails loudly,
     and running from the root is the suite's own choice: left alone.""",
 )
+
+principle(
+    "hidden-case",
+    "Control flow is a hazard where it hides a case",
+    """A loop is several cases under one name only when it walks a table of cases written in the test
+    module (a literal of at least two rows, or a module-level name bound to one) and asserts on each;
+    a `try` hides the case it was written for only when its check sits in the `except` clause and
+    nothing fails when no exception comes. A loop that builds setup, iterates the API under test,
+    compares one value element by element or repeats one case, a branch on a version or on the case's
+    own parameters, a `try` whose body ends in `pytest.fail()` (a hand-rolled `pytest.raises`) and a
+    `try`/`finally` are one case each: left alone.""",
+)

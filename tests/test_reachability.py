@@ -296,8 +296,8 @@ def test_rules_about_how_a_test_is_written_still_judge_dead_code(tmp_path: Path)
                 self.cases = range(3)
 
             def test_like(self):
-                for x in self.cases:
-                    assert x
+                for x in (1, 2, 3):
+                    assert x in self.cases
     """})
     result = flake8(["--select=HRM502", "--hermetic-no-baseline", "tests/test_it.py"], cwd=tmp_path)
     assert [code for _, _, code in codes_by_line(result.stdout)] == ["HRM502"]
