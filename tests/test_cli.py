@@ -539,7 +539,8 @@ def test_rules_lists_every_rule_with_its_default(tmp_path: Path) -> None:
     result = hermetic(["rules", "--format", "markdown"], cwd=tmp_path)
     assert result.returncode == 0
     defaults = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[-1] for line in result.stdout.splitlines()[2:]}
-    expected = {code: "on |" if rule.default_on else "off |" for code, rule in all_rules().items()}
+    expected = {code: "retired |" if rule.retired else "on |" if rule.default_on else "off |"
+                for code, rule in all_rules().items()}
     runtime = {code: "guard |" for code in runtime_codes()}
     assert defaults == {**expected, **runtime, "HRM900": "on |"}
     assert list(defaults)[-1] == "HRM900"

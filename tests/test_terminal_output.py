@@ -41,7 +41,7 @@ def test_rules_renders_an_aligned_table(tmp_path: Path) -> None:
     assert header.split() == ["code", "what", "it", "flags", "default"]
     assert set(rule) == {"-", " "}
     default_column = header.index("default")
-    assert {row[default_column:] for row in rows} == {"on", "off", "guard"}
+    assert {row[default_column:] for row in rows} == {"on", "off", "guard", "retired"}
     assert [row.split()[0] for row in rows][-1] == "HRM900"
     assert "|" not in "".join(row[:6] for row in rows) and "](" not in result.stdout
 
