@@ -33,7 +33,11 @@ SET_CALLS = frozenset({"set", "frozenset", "builtins.set", "builtins.frozenset"}
 
 class UnnamedParametrizeRowRule(Rule):
     """
-    Flags `parametrize` cases that differ between two processes: rows taken from a set of strings (or of other values hashed differently in each process), or a value pytest names the case after that is drawn at collection from a source that differs between runs (random, the clock, the pid, a uuid's text, a fresh temp name).
+    Flags `parametrize` cases that differ between processes: rows from a set of strings, or a value drawn at collection (random, the clock, the pid) that pytest names the case after.
+
+    A set iterates in another order in each process unless it is visibly
+    made of integers; a value drawn from random, the clock, the pid, a
+    uuid's text or a fresh temp name gives the case another id in each.
 
     Narrowed from "every row without an id": a positional or value id is
     stable between runs and hosts, so naming every row was churn by this
