@@ -260,12 +260,7 @@ class HermeticChecker:
         pattern rule's globs name), judged by its name alone? The commands'
         direct path parses no other file, and reports an unreadable file
         only if it is one of these."""
-        runtime = cls.runtime
-        if runtime is None:
-            return False
-        path = entry_path(filename, runtime.settings.config_dir)
-        is_test_file = file_role(runtime, filename, path) is not Role.NOT_TEST
-        return is_test_file or bool(runtime.patterns and runtime.patterns.for_file(path, is_test_file))
+        return cls._by_name(filename, (Role.TEST_MODULE, Role.CONFTEST, Role.SUPPORT))
 
     @classmethod
     def must_parse(cls, filename: str) -> bool:
@@ -275,14 +270,17 @@ class HermeticChecker:
         broken sources): it is read only to find the ``TestCase`` classes that
         would make it a test module, and a file that does not parse has none a
         runner could import."""
+        return cls.runtime is None or cls._by_name(filename, (Role.TEST_MODULE, Role.CONFTEST))
+
+    @classmethod
+    def _by_name(cls, filename: str, roles: tuple[Role, ...]) -> bool:
+        """Is the file, by its name alone, of one of ``roles``, or one a project pattern rule's globs name?"""
         runtime = cls.runtime
         if runtime is None:
-            return True
+            return False
         path = entry_path(filename, runtime.settings.config_dir)
         role = file_role(runtime, filename, path)
-        if role in (Role.TEST_MODULE, Role.CONFTEST):
-            return True
-        return bool(runtime.patterns and runtime.patterns.for_file(path, role is not Role.NOT_TEST))
+        return role in roles or bool(runtime.patterns and runtime.patterns.for_file(path, role is not Role.NOT_TEST))
 
     def role(self, runtime: Runtime, path: str) -> Role:
         return file_role(runtime, self.filename, path, self.tree if isinstance(self.tree, ast.Module) else None)

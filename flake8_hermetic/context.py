@@ -355,5 +355,28 @@ class Context:
     def source(self) -> str:
         return "".join(self.lines)
 
+    @cached_property
+    def _module_values(self) -> dict[str, ast.expr | None]:
+        """Each name the module's top level binds by assignment: its value when that is the one
+        binding of the name there (``CASES = [...]``), else None."""
+        found: dict[str, ast.expr | None] = {}
+        for statement in self.tree.body:
+            if isinstance(statement, ast.Assign):
+                targets, value = statement.targets, statement.value
+            elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+                targets, value = [statement.target], statement.value
+                if isinstance(statement, ast.AugAssign):
+                    value = None  # ``CASES += [...]``: no longer one value
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = value if target.id not in found else None
+        return found
+
+    def module_value(self, name: str) -> ast.expr | None:
+        """The value the module binds ``name`` to at its top level, when it binds it once there."""
+        return self._module_values.get(name)
+
     def segment(self, node: ast.AST) -> str:
         return source_segment(self.source, node) or ""

@@ -116,12 +116,12 @@ def evidence(code: str, default_on: bool, figures: Mapping[str, Any] | None = No
     state = "on" if default_on else "off"
     verdict = {"thin": f"the evidence is thin ({entry['why']}), so the rule stays {state} by default",
                "on": f"on by default ({entry['why']})", "off": f"off by default ({entry['why']})"}
-    lines.append(f"\n**{verdict[entry['decision']][0].upper()}{verdict[entry['decision']][1:]}.**\n\n")
+    lines.append(f"\n**{verdict[entry['decision']][0].upper()}{verdict[entry['decision']][1:]}.**\n")
     if narrowed:  # the figures are of the rule as it was: say what changed since, and that it is unmeasured
-        lines[-1] = lines[-1][:-1]
-        lines.append(f"These figures are of the rule before it was narrowed: {narrowed} The narrowed rule has"
-                     " no held-out figures yet, so it stays off by default until a fresh held-out set reads it.\n\n")
-    return "\n".join(lines)
+        lines.append(f"These figures are of the rule before it was narrowed: {narrowed} What the narrowed rule"
+                     " found on later held-out sets is in precision.md; it stays off by default until a held-out"
+                     " set reads it at the bar.\n")
+    return "\n".join(lines) + "\n"
 
 
 def page(rule: type[Rule]) -> str:

@@ -93,6 +93,7 @@ class RelativeRepoPathRule(Rule):
     message = ("{path} resolves against the working directory, and a miss there is silent: the test passes"
                " vacuously when run from elsewhere; anchor it at Path(__file__).resolve().parents[N]")
     calls = SILENT_CALLS | PATH_CLASSES | {"os.path.*", "posixpath.*", "ntpath.*"}
+    methods = SILENT_METHODS  # ``SOURCES.rglob(...)`` on a module-level Path
     principles = ("silent-miss",)
     narrowed = ("it flagged every repository path relative to the working directory, also where a miss raises"
                 " or is asserted; it now flags only the lookups whose miss is silent.")
@@ -107,7 +108,7 @@ class RelativeRepoPathRule(Rule):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.dirs = tuple(d.strip("/") for d in ctx.settings.option("repo-dirs") if d.strip("/"))
-        self._silent_cache: set[str] | None = None  # module-level names a silent lookup is called on
+        self._reported: set[str] = set()  # module-level names whose repository path was reported
 
     def _silent_function(self, name: str) -> bool:
         if name in SILENT_CALLS:
@@ -139,31 +140,6 @@ class RelativeRepoPathRule(Rule):
             return None
         return None
 
-    def _bound_at_module_level(self, node: ast.Call) -> str | None:
-        """The name a module-level assignment binds ``node`` to (``SOURCES = Path("src")``)."""
-        parents = self.ctx.parents
-        if len(parents) == 2 and isinstance(parents[-1], ast.Assign) and parents[-1].value is node:
-            targets = parents[-1].targets
-            if len(targets) == 1 and isinstance(targets[0], ast.Name):
-                return targets[0].id
-        return None
-
-    def _silent_names(self) -> set[str]:
-        """Names a silent lookup is called on anywhere in the module (``NAME.rglob(...)``,
-        ``(NAME / "x").exists()``): read once per file, only when a module-level repository
-        ``Path`` is bound to a name."""
-        if self._silent_cache is None:
-            found: set[str] = set()
-            for each in ast.walk(self.ctx.tree):
-                if isinstance(each, ast.Attribute) and each.attr in SILENT_METHODS:
-                    value = each.value
-                    while isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
-                        value = value.left
-                    if isinstance(value, ast.Name):
-                        found.add(value.id)
-            self._silent_cache = found
-        return self._silent_cache
-
     def _names_repo_dir(self, text: str) -> bool:
         text = text.replace("\\", "/")
         while text.startswith("./"):
@@ -171,26 +147,47 @@ class RelativeRepoPathRule(Rule):
         return any(text == d or text == d + "/" or text.startswith(d + "/") for d in self.dirs)
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in SILENT_METHODS:
+            yield from self._module_path(func.value, node)
         if not node.args:
             return
         name = self.ctx.call_name(node)
         if name is None:
             return
         if name in PATH_CLASSES:
-            if self._silent_use(node) is None:
-                bound = self._bound_at_module_level(node)
-                if bound is None or bound not in self._silent_names():
-                    return
-            elif self._asserted(node):
+            if self._silent_use(node) is None or self._asserted(node):
                 return
         elif not self._silent_function(name) or self._asserted(node):
             return
-        literal = node.args[0]
+        found = self._repo_literal(node)
+        if found is not None:
+            literal, shown = found
+            yield dataclasses.replace(self.report(literal, path=shown), where=self.ctx.where_of(node))
+
+    def _module_path(self, receiver: ast.expr, use: ast.Call) -> Iterator[Violation]:
+        """``SOURCES.rglob(...)``, ``(SOURCES / "x").exists()`` where the module binds ``SOURCES``
+        once to a ``Path()`` of a repository path: reported once, at that binding (module level)."""
+        while isinstance(receiver, ast.BinOp) and isinstance(receiver.op, ast.Div):
+            receiver = receiver.left
+        if not isinstance(receiver, ast.Name) or receiver.id in self._reported or self._asserted(use):
+            return
+        value = self.ctx.module_value(receiver.id)
+        if not (isinstance(value, ast.Call) and value.args and self.ctx.call_name(value) in PATH_CLASSES):
+            return
+        found = self._repo_literal(value)
+        if found is not None:
+            self._reported.add(receiver.id)
+            literal, shown = found
+            yield dataclasses.replace(self.report(literal, path=shown), where="")
+
+    def _repo_literal(self, call: ast.Call) -> tuple[ast.expr, str] | None:
+        """The repository-relative literal ``call`` looks up (through ``os.path.join``/``abspath``), and its text."""
+        literal = call.args[0]
         while isinstance(literal, ast.Call) and literal.args and self.ctx.call_name(literal) in PATH_WRAPPERS:
             # a joined fragment is only a location once it is looked up: exists(os.path.join("tests", "x"))
             literal = literal.args[0]
         text = literal_head(literal)
         if text is None or not self._names_repo_dir(text):
-            return
-        shown = ast.get_source_segment(self.ctx.source, literal) or repr(text)
-        yield dataclasses.replace(self.report(literal, path=shown), where=self.ctx.where_of(node))
+            return None
+        return literal, ast.get_source_segment(self.ctx.source, literal) or repr(text)

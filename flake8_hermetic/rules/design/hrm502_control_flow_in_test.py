@@ -132,12 +132,10 @@ class ControlFlowInTestRule(Rule):
                 and iterable.func.attr in ("items", "values", "keys"):
             iterable = iterable.func.value
         if isinstance(iterable, ast.Name):
-            bound = [statement.value for statement in self.ctx.tree.body
-                     if isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                     and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == iterable.id]
-            if len(bound) != 1:
+            bound = self.ctx.module_value(iterable.id)
+            if bound is None:
                 return False
-            iterable = bound[0]
+            iterable = bound
         if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
             return len(iterable.elts) >= 2 and all(_case_row(e) for e in iterable.elts)
         return (isinstance(iterable, ast.Dict) and len(iterable.keys) >= 2

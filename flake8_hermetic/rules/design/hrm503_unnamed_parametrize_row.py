@@ -120,7 +120,7 @@ class UnnamedParametrizeRowRule(Rule):
         where = self.ctx.where_of(node)
         shown = rows
         if isinstance(rows, ast.Name):  # a module-level name bound to a set
-            rows = self._module_value(rows.id) or rows
+            rows = self.ctx.module_value(rows.id) or rows
         if self._unordered(rows):
             yield dataclasses.replace(self.report(shown, why=self.SET_WHY, fix=self.SET_FIX), where=where)
             return
@@ -158,14 +158,6 @@ class UnnamedParametrizeRowRule(Rule):
                 return False
             return True
         return False
-
-    def _module_value(self, name: str) -> ast.expr | None:
-        """The value of ``name`` when the module binds it once, by a plain assignment at its top level."""
-        values = [statement.value for statement in self.ctx.tree.body
-                  if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None
-                  and any(isinstance(t, ast.Name) and t.id == name
-                          for t in (statement.targets if isinstance(statement, ast.Assign) else [statement.target]))]
-        return values[0] if len(values) == 1 else None
 
     # -- the rows' ids ----------------------------------------------------------------------
 
