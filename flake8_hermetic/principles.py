@@ -154,6 +154,18 @@ principle(
 )
 
 principle(
+    "loose-bound",
+    "A bound on elapsed time that leaves the host half a second is no hazard",
+    """A loaded CI host stalls a test for a few hundred milliseconds (a collection, a neighbour's build),
+    so what makes a timing check flaky is its slack: the seconds the bound allows beyond the wait the
+    test sets up between its two readings (`sleep(0.2)`, `wait(timeout=1)`; a wait as long as the bound
+    or longer is a timeout the test expects not to run out). An upper bound on wall-clock time with half
+    a second of slack or more (`elapsed < 5`, `elapsed < timeout + 1`) is left alone; one with less
+    (`elapsed < 0.2`, `elapsed < timeout + 0.4`, `== approx(1.0, abs=0.2)`) is flagged. A bound whose
+    seconds literals and names bound once do not give is left alone; CPU time has no safe slack.""",
+)
+
+principle(
     "nothing-else-to-revert",
     "`undo()` with nothing of anyone else's to revert",
     """`monkeypatch.undo()` reverts everything patched through the test's one `monkeypatch`. It harms

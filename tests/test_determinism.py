@@ -233,12 +233,12 @@ def test_modern_syntax_is_walked_without_error() -> None:
     assert codes(source) == [(8, "HRM201"), (16, "HRM204")]
 
 
-@pytest.fixture
-def deep_arithmetic() -> Iterator[tuple[ast.Module, str]]:
+@pytest.fixture(params=["process_time", "monotonic"])
+def deep_arithmetic(request: pytest.FixtureRequest) -> Iterator[tuple[ast.Module, str]]:
     """900 nested BinOps, parsed, then linted under a recursion limit of 200:
     a recursive walk of the expression would fail there."""
     terms = " + ".join(["start"] * 900)
-    source = f"import time\n\ndef test():\n    start = time.monotonic()\n    assert {terms} < 1\n"
+    source = f"import time\n\ndef test():\n    start = time.{request.param}()\n    assert {terms} < 1\n"
     tree = ast.parse(source)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(200)
@@ -249,7 +249,10 @@ def deep_arithmetic() -> Iterator[tuple[ast.Module, str]]:
 def test_deep_arithmetic_is_followed_without_recursion(deep_arithmetic: tuple[ast.Module, str]) -> None:
     tree, source = deep_arithmetic
     found = Engine(FAMILY).lint(tree, source.splitlines(keepends=True), "test_deep.py", Settings())
-    assert [(v.line, v.code) for v in found] == [(5, "HRM203")]
+    # a CPU-time bound is flagged whatever its slack; a wall-clock one too deep to read is no
+    # evidence of a tight bound (principle loose-bound), and is left alone
+    expected = [(5, "HRM203")] if "process_time" in source else []
+    assert [(v.line, v.code) for v in found] == expected
 
 
 def test_a_helper_sleep_is_judged_after_the_walk_and_keeps_its_scope() -> None:

@@ -306,7 +306,9 @@ class Durations:
                 if key is not None:
                     self._assigned.setdefault(key, []).append((None, value))
 
-    def _values(self, node: ast.AST) -> list[tuple[ast.operator | None, ast.expr]]:
+    def assigned(self, node: ast.AST) -> list[tuple[ast.operator | None, ast.expr]]:
+        """What the function assigns to the name ``node`` reads: ``(None, value)`` for
+        ``=``, ``(op, value)`` for an augmented assignment, an appended item as ``=``."""
         key = dotted_name(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
         return self._assigned.get(key, []) if key is not None else []
 
@@ -323,7 +325,7 @@ class Durations:
             return self.is_reading(node.value, depth + 1)
         if isinstance(node, (ast.List, ast.Tuple)):
             return all(self.is_reading(element, depth + 1) for element in node.elts)
-        values = self._values(node)
+        values = self.assigned(node)
         return bool(values) and all(op is None and self.is_reading(value, depth + 1) for op, value in values)
 
     def _is_clock_helper(self, call: ast.Call) -> bool:
@@ -342,7 +344,7 @@ class Durations:
             return False
         if self.is_reading(node, depth):
             return True
-        values = self._values(node)
+        values = self.assigned(node)
         return bool(values) and all(op is None and self._offset_reading(value, depth + 1) for op, value in values)
 
     def shrinks(self, node: ast.AST, depth: int = 0) -> bool:
@@ -360,7 +362,7 @@ class Durations:
                 and self._reads_now(node.right)
                 and not self._reads_now(node.left)
             )
-        values = self._values(node)
+        values = self.assigned(node)
         return bool(values) and all(op is None and self.shrinks(value, depth + 1) for op, value in values)
 
     def _reads_now(self, node: ast.AST) -> bool:
@@ -379,7 +381,7 @@ class Durations:
         if isinstance(node, ast.Call):
             return self._call_grows(node, depth)
         level = self._flow.level
-        timed_values = [(op, value) for op, value in self._values(node) if level(value)]
+        timed_values = [(op, value) for op, value in self.assigned(node) if level(value)]
         return bool(timed_values) and all(
             (op is None or isinstance(op, ast.Add)) and self.grows(value, depth) for op, value in timed_values
         )
