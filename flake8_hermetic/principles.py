@@ -166,6 +166,19 @@ principle(
 )
 
 principle(
+    "names-a-capability",
+    "A platform skip stands in for a capability only when its reason names one the platform lacks",
+    """A skip on the platform's name guesses wrong when the platform stands in for something a probe
+    can ask for: its reason says the platform lacks it (`not available`, `not supported`, `no`,
+    `needs`, `cannot`) and names it, as an API (`mkfifo()`, `os.getuid`, `AF_UNIX`, `SIGINT`) or as a
+    feature of the OS or the file system (symlinks, hard links, UNIX sockets, fork, signals,
+    permissions and ownership, FIFOs, ptys, `/proc`, case sensitivity, what a file name may hold).
+    A skip without a reason, or whose reason names only the platform ("Windows-only test", "applies
+    only to POSIX", "won't run on Windows") or a behaviour of it, has the platform as its subject,
+    and is left alone; so is one that cites a defect.""",
+)
+
+principle(
     "nothing-else-to-revert",
     "`undo()` with nothing of anyone else's to revert",
     """`monkeypatch.undo()` reverts everything patched through the test's one `monkeypatch`. It harms

@@ -83,18 +83,18 @@ def test_platform_constants_are_followed_in_source_order() -> None:
         import sys
         import unittest
 
-        @unittest.skipIf(LATER, "x")
+        @unittest.skipIf(LATER, "no fork() there")
         def test_before():
             pass
 
         LATER = sys.platform == "win32"
         HOST = "win32"
 
-        @unittest.skipIf(LATER, "x")
+        @unittest.skipIf(LATER, "no fork() there")
         def test_after():
             pass
 
-        @unittest.skipIf(HOST == "win32", "x")
+        @unittest.skipIf(HOST == "win32", "no fork() there")
         def test_plain_string():
             pass
         """
