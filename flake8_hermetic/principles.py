@@ -179,6 +179,19 @@ principle(
 )
 
 principle(
+    "dropped-outcome",
+    "A test that asserts nothing has lost an assertion only where it drops an outcome",
+    """A test that only calls the code under test (`server.start(); server.stop()`) claims that the code
+    does not raise, and the call is its check: a smoke test, left alone. It has lost an assertion when it
+    computes an outcome and never looks at it: a statement with no effect (`result == 3`), a builtin
+    that only computes a value called as a statement (`repr(obj)`, `len(rows)`), or a name bound to a
+    call's result (`rows = query()`, `with patch(...) as send:`) that nothing in the test reads. A
+    subscript or attribute statement (`data["key"]`) raises on a miss and is a check; `_` is a
+    deliberate drop; a class body inside the test binds attributes; a test marked as a benchmark
+    (`@pytest.mark.benchmark`, on it, its class or the module) measures.""",
+)
+
+principle(
     "nothing-else-to-revert",
     "`undo()` with nothing of anyone else's to revert",
     """`monkeypatch.undo()` reverts everything patched through the test's one `monkeypatch`. It harms

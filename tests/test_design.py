@@ -50,7 +50,7 @@ EVERY_HAZARD = """\
 
 
     def test_runs_only():
-        _tokenize("x")
+        tokens = _tokenize("x")
 
 
     def test_table():
@@ -152,11 +152,11 @@ def test_findings_belong_to_the_test_they_describe() -> None:
 
             class TestInner:
                 def test_inner(self):
-                    print(1)
+                    shown = repr(1)
 
 
         def test_module_level():
-            print(2)
+            repr(2)
         """
     assert findings(source) == [
         ("HRM501", 15, "TestParse::TestInner::test_inner"),
@@ -248,12 +248,12 @@ def test_module_level_functions_count_only_in_a_collected_module() -> None:
 
 
         def test_helper_of_a_script():
-            print(1)
+            lock = make_lock()
 
 
         class LockTests(unittest.TestCase):
             def test_constructor(self):
-                print(1)
+                lock = make_lock()
         """
     assert findings(source, ("HRM501",), path="lock_tests.py") == [("HRM501", 9, "LockTests::test_constructor")]
     assert [line for _, line, _ in findings(source, ("HRM501",), path="test_lock.py")] == [4, 9]
@@ -286,16 +286,16 @@ def test_a_helper_is_followed_through_other_helpers_and_classes() -> None:
 
 
         def test_through_three_helpers():
-            outer(1)
+            got = outer(1)
 
 
         def test_through_a_class():
-            with Recorder():
+            with Recorder() as recorder:
                 pass
 
 
         def test_through_a_helper_that_asserts_nothing():
-            unrelated(1)
+            got = unrelated(1)
 
 
         class Case(unittest.TestCase):
@@ -377,3 +377,15 @@ def test_newer_syntax_lints_without_error(version: tuple[int, int], source: str,
 def test_any_module_that_parses_lints_without_error(source: str) -> None:
     assume(parses(source))
     assert isinstance(findings(source), list)
+
+
+def test_a_module_marked_as_a_benchmark_measures_and_asserts_nothing_on_purpose() -> None:
+    body = """\
+        import pytest
+        {mark}
+
+        def test_hash():
+            hash(1)
+        """
+    assert findings(body.format(mark="pytestmark = [pytest.mark.slow, pytest.mark.benchmark]"), ("HRM501",)) == []
+    assert findings(body.format(mark="pytestmark = [pytest.mark.slow]"), ("HRM501",)) == [("HRM501", 4, "test_hash")]

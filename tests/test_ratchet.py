@@ -213,12 +213,13 @@ def test_hrm501_entries_store_the_first_statement_and_old_docstring_entries_stil
     silent = '''\
         def test_export(tmp_path):
             """Export the report to a file and hope."""
-            export(tmp_path)
+            report = export(tmp_path)
     '''
     write_tree(project, {"setup.cfg": "[flake8]\nselect = HRM501,HRM900\n", "tests/test_app.py": silent})
     (project / "hermetic-baseline.txt").unlink()
     assert hermetic(["baseline", "regenerate"], cwd=project).returncode == 0
-    assert baseline_text(project).splitlines()[-1] == "tests/test_app.py::test_export\tHRM501\texport(tmp_path)"
+    last = baseline_text(project).splitlines()[-1]
+    assert last == "tests/test_app.py::test_export\tHRM501\treport = export(tmp_path)"
     # an entry written before: the def line and its docstring; the loose pass still accepts it
     old = 'tests/test_app.py::test_export\tHRM501\tdef test_export(tmp_path): """Export the report to a file and hope'
     (project / "hermetic-baseline.txt").write_text(old + "\n", encoding="utf-8")

@@ -49,6 +49,7 @@ from flake8_hermetic.rules.design.assertions import (
     switches_a_check_on,
     turns_into_errors,
 )
+from flake8_hermetic.rules.design.dropped import dropped_outcome
 from flake8_hermetic.rules.design.skips import SKIP_EXCEPTIONS, skips
 from flake8_hermetic.violation import Violation
 
@@ -84,6 +85,14 @@ class NoAssertionRule(Rule):
     outside the project other than `unittest`'s (a test framework's
     `MemoryLeakTestCase.execute()`), cannot be read and is given the
     benefit of the doubt: it is counted as a check.
+
+    **Only a test that drops an outcome is reported.** A test that only
+    calls the code under test claims that it does not raise (a smoke
+    test). One that computes an outcome and never looks at it has lost its
+    assertion: `export(1) == 1` as a statement, `repr(obj)` as a
+    statement, `rows = query()` or `with patch(...) as send:` with the
+    name never read. The rest of this page says what counts as the test
+    looking.
 
     Checks made another way count too:
 
@@ -232,6 +241,9 @@ class NoAssertionRule(Rule):
     """
 
     code = "HRM501"
+    principles = ("dropped-outcome",)
+    narrowed = ("it flagged every test that asserts nothing; it now flags one that also computes an outcome"
+                " and drops it (a smoke test that only calls is left alone).")
     default_on = False
     # tests are what the runner collects: a helper module's test-named functions are not tests
     roles = frozenset({Role.TEST_MODULE})
@@ -247,6 +259,8 @@ class NoAssertionRule(Rule):
         self._asserting_code_names: set[tuple[int, str]] = set()
         #: innermost scope (id) -> the facts of the functions around it, outermost first
         self._chains: dict[int, tuple[AssertionFacts, ...]] = {}
+        #: each class body statement (id) -> its class, built when a silent test asks
+        self._classes: dict[int, ast.ClassDef] | None = None
         basename = os.path.basename(ctx.path)
         self.judged = basename != "conftest.py"
         # a module-level test* function is collected from a module named as pytest's python_files say
@@ -301,11 +315,36 @@ class NoAssertionRule(Rule):
         """The name says "does not raise", or the body is empty or always
         skips. Asked after the walk, and only of a test that asserts
         nothing: most tests never need it."""
-        if declares_no_raise(node.name) or is_benchmark(node):
+        if declares_no_raise(node.name) or is_benchmark(node) or self._marked_benchmark(node):
             return True
         if all(is_docstring_or_pass(stmt) for stmt in node.body):
             return True
         return any(self._always_skips(stmt) for stmt in node.body)
+
+    def _marked_benchmark(self, node: FunctionNode) -> bool:
+        """The test is marked a benchmark (pytest-codspeed's ``@pytest.mark.benchmark``), on
+        itself, its class or the module's ``pytestmark``: it measures, its report is the outcome."""
+        if self._classes is None:  # once per file, and only when a silent test is judged
+            self._classes = {
+                id(stmt): owner for owner in ast.walk(self.ctx.tree) if isinstance(owner, ast.ClassDef)
+                for stmt in owner.body
+            }
+        marks: list[ast.expr] = list(node.decorator_list)
+        scopes: list[list[ast.stmt]] = [self.ctx.tree.body]  # type: ignore[attr-defined]
+        owner = self._classes.get(id(node))
+        if owner is not None:
+            marks.extend(owner.decorator_list)
+            scopes.append(owner.body)
+        for body in scopes:
+            for stmt in body:
+                if isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets
+                ):
+                    marks.extend(stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value])
+        return any(
+            self.ctx.resolve(mark.func if isinstance(mark, ast.Call) else mark) == "pytest.mark.benchmark"
+            for mark in marks
+        )
 
     def _always_skips(self, stmt: ast.stmt) -> bool:
         """An unconditional skip, or ``raise NotImplementedError``, at the top of the body."""
@@ -505,7 +544,11 @@ class NoAssertionRule(Rule):
         for facts, node, where in self.tests:
             if facts.asserts or client_half_asserts(facts, methods):
                 continue
-            if not self._exempt_by_body(node) and not self._states_its_claim(node):
+            if (
+                not self._exempt_by_body(node)
+                and not self._states_its_claim(node)
+                and dropped_outcome(node) is not None
+            ):
                 # reported at the def; the baseline's what is the test's first statement (a call,
                 # mostly), not the def line and its docstring
                 acting = next((stmt for stmt in node.body if not is_docstring_or_pass(stmt)), node)
