@@ -358,7 +358,6 @@ def test_hrm106_message_names_the_reason(tmp_path: Path) -> None:
     assert reasons == [
         "runs tox, which works on the current directory",
         "runs python -m pytest with no path, so on the current directory",
-        "runs python -m mypkg, which imports from the working directory first",
         "runs a -c snippet that opens the relative path 'log.txt'",
         "redirects to the relative path 'stamp.txt'",
         "runs the script 'setup.py', a path relative to the working directory",

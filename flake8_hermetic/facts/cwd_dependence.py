@@ -28,6 +28,19 @@ CWD_TOOLS = frozenset({
     "pylint", "pyright", "pyre", "pre-commit", "hatch", "poetry", "pdm", "pipenv", "uv", "npm", "npx", "yarn",
     "pnpm", "cargo", "go", "mvn", "gradle", "bazel", "configure", "pyinstaller", "unittest", "compileall",
 })
+#: the tools of CWD_TOOLS and DEFAULT_TO_CWD_TOOLS that write there (a build, a cache, a report, a
+#: reformatted file); the others only read their configuration or their input there
+WRITING_TOOLS = frozenset({
+    "make", "gmake", "cmake", "ninja", "meson", "scons", "tox", "nox", "coverage", "mypy", "dmypy",
+    "pre-commit", "hatch", "poetry", "pdm", "pipenv", "uv", "npm", "npx", "yarn", "pnpm", "cargo", "go", "mvn",
+    "gradle", "bazel", "configure", "pyinstaller", "compileall", "pytest", "py.test", "black", "isort", "ruff",
+    "build",
+})
+#: file utilities that write to (or remove) their operands or create files beside them
+WRITING_FILE_COMMANDS = frozenset({
+    "touch", "mkdir", "rmdir", "rm", "cp", "mv", "ln", "chmod", "chown", "tar", "zip", "unzip", "gzip",
+    "gunzip", "bzip2", "bunzip2", "xz", "unxz", "tee", "truncate", "install", "rsync", "patch",
+})
 #: tools that work on the current directory only when given no path
 DEFAULT_TO_CWD_TOOLS = frozenset({"pytest", "py.test", "black", "isort", "ruff", "find", "build", "twine"})
 #: conventional directory names of a checkout: as a bare argument, a relative path
@@ -118,20 +131,28 @@ class CwdJudge:
         #: set when the reason is a ``-m`` module of the test tree: the child
         #: needs the checkout on its sys.path, which PYTHONPATH gives
         self.needs_root_on_path = False
+        #: set when the reason is a write into the working directory (a redirection, git, a build or
+        #: cache tool, pip wheel/download, setup.py, a writing file utility), not only a read of it
+        self.writes = False
 
     def command(self, words: Words) -> str | None:
         """The reason ``words`` (a whole command line, possibly a shell
         pipeline) depends on the working directory, or None."""
+        first = None
         for simple in _simple_commands(words):
+            writes, self.writes = self.writes, False
             reason = self._simple(simple)
-            if reason is not None:
-                return reason
-        return None
+            if reason is not None and self.writes:
+                return reason  # a write outweighs a read earlier in the pipeline
+            self.writes = writes
+            first = first or reason
+        return first
 
     def _simple(self, words: Words) -> str | None:
         """The reason one simple command (no pipeline) depends on the working directory."""
         words, redirected = _redirections(words)
         if redirected is not None:
+            self.writes = True
             return f"redirects to the relative path {redirected!r}"
         if not words or words[0] is MORE:
             return None
@@ -156,14 +177,18 @@ class CwdJudge:
         """The reason running ``program`` with ``arguments`` depends on the working directory."""
         name = program_name(program)
         if "/" in program.replace("\\", "/") and not is_absolute(program):
+            self.writes = self.writes or name in WRITING_TOOLS or name == "setup.py"
             return f"runs {program!r}, a path relative to the working directory"
         if _PYTHON_NAME.match(name):
             return self._python(arguments)
         if name == "git":
-            return _git(program, arguments)
+            reason = _git(program, arguments)
+            self.writes = self.writes or reason is not None
+            return reason
         if name in SHELLS:
             return self._shell(arguments)
         if name == "setup.py":
+            self.writes = True
             return "runs setup.py"
         tool = self._tool(name, arguments)
         if tool is not None:
@@ -171,7 +196,9 @@ class CwdJudge:
         if name in ("pip", "pip3"):
             return self._pip(arguments)
         if name in FILE_COMMANDS:
-            return _file_command(name, arguments)
+            reason = _file_command(name, arguments)
+            self.writes = self.writes or (reason is not None and name in WRITING_FILE_COMMANDS)
+            return reason
         return self._arguments(arguments)
 
     def _arguments(self, words: Words) -> str | None:
@@ -186,6 +213,7 @@ class CwdJudge:
             relative = self._arguments(arguments)
             if relative is None and _given_root(arguments):
                 return None
+            self.writes = self.writes or name in WRITING_TOOLS
             return f"runs {name}, which works on the current directory"
         if name in DEFAULT_TO_CWD_TOOLS:
             relative = self._arguments(arguments)
@@ -193,6 +221,7 @@ class CwdJudge:
                 return relative
             if any(word is MORE or isinstance(word, ast.expr) or is_absolute(word) for word in arguments):
                 return None  # it is (or may be) given a path to work on
+            self.writes = self.writes or name in WRITING_TOOLS
             return f"runs {name} with no path, so on the current directory"
         return None
 
@@ -214,8 +243,12 @@ class CwdJudge:
         if subcommand in ("wheel", "download") and not any(
             isinstance(w, str) and w.split("=")[0] in ("-w", "--wheel-dir", "-d", "--dest") for w in words
         ):
+            self.writes = True
             return f"runs pip {subcommand}, which writes into the current directory"
-        return self._arguments(words)
+        reason = self._arguments(words)
+        # pip install of a relative project builds there (its egg-info, build/)
+        self.writes = self.writes or (reason is not None and subcommand == "install")
+        return reason
 
     def _python(self, words: Words) -> str | None:
         """The reason ``python <words>`` depends on the working directory:
@@ -250,6 +283,7 @@ class CwdJudge:
             if script == "-":
                 return None
             if not is_absolute(script) and not _PLACEHOLDER.search(script):
+                self.writes = self.writes or program_name(script) == "setup.py"  # it builds beside itself
                 return f"runs the script {script!r}, a path relative to the working directory"
         return self._arguments(words[1:])
 
@@ -282,6 +316,7 @@ class CwdJudge:
         if isinstance(code, str):
             reason = snippet_dependence(code)
             if reason is not None:
+                self.writes = self.writes or snippet_writes(code)
                 return reason
         return self._arguments(rest)
 
@@ -313,6 +348,50 @@ def snippet_dependence(code: str) -> str | None:
                 if not is_absolute(path) and not path.startswith("{}"):
                     return f"runs a -c snippet that opens the relative path {path!r}"
     return None
+
+
+#: snippet calls that create, change or remove the path they are given (or that their receiver names)
+WRITING_CALLS = frozenset({
+    "mkdir", "makedirs", "remove", "unlink", "rmdir", "removedirs", "rename", "renames", "replace", "chmod",
+    "utime", "symlink", "link", "rmtree", "copy", "copy2", "copyfile", "copytree", "move", "mkfifo", "touch",
+    "write_text", "write_bytes", "FileHandler", "connect", "symlink_to", "hardlink_to",
+})
+
+
+def _relative_literal(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (str, bytes))
+        and node.value not in ("", ":memory:", b"")
+        and not is_absolute(node.value if isinstance(node.value, str) else node.value.decode("latin-1"))
+    )
+
+
+def snippet_writes(code: str) -> bool:
+    """Whether a ``python -c`` snippet writes to a relative path: ``open(rel, "w")`` (any mode that
+    writes), a writing call given one (``os.mkdir("build")``), or one on a ``Path`` of one
+    (``Path("build").mkdir()``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if callee == "open" and node.args and _relative_literal(node.args[0]):
+            keywords = {k.arg: k.value for k in node.keywords}
+            mode = node.args[1] if len(node.args) > 1 else keywords.get("mode")
+            if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) & set("wax+"):
+                return True
+        elif callee in WRITING_CALLS:
+            if node.args and _relative_literal(node.args[0]):
+                return True
+            receiver = func.value if isinstance(func, ast.Attribute) else None
+            if isinstance(receiver, ast.Call) and receiver.args and _relative_literal(receiver.args[0]):
+                return True
+    return False
 
 
 def _simple_commands(words: Words) -> Iterator[Words]:

@@ -81,6 +81,12 @@ class ChildWithoutCwdRule(WrappedSpawns, Rule):
         subprocess.run(["git", "init", "repo"], cwd=tmp_path, check=True)
     ```
 
+    **Only a child that writes where it runs is reported.** Of the
+    reasons above, those that read (a relative script, input or module, a
+    listing, an interactive shell, a tool that only reads its
+    configuration) are left alone: the guard's proof on real suites found
+    none of them leaving anything in the checkout.
+
     ## Off by default
     Turn it on with `--extend-select=HRM106` (or `extend-select` in the
     config). On the held-out half of the suites it was measured on and never
@@ -137,6 +143,9 @@ class ChildWithoutCwdRule(WrappedSpawns, Rule):
     """
 
     code = "HRM106"
+    principles = ("reads-only",)
+    narrowed = ("it flagged every child whose command line depends on the working directory; it now flags"
+                " one that writes there (prove found no read-only child leaking).")
     default_on = False
     message = (
         "{name}() runs, in the inherited working directory (the checkout), a child that {why}; {advice}"
@@ -179,7 +188,7 @@ class ChildWithoutCwdRule(WrappedSpawns, Rule):
             return  # nothing on the call says what it runs
         judge = CwdJudge(reader, node.lineno, self.ctx.settings.option("readonly-commands"), self._own_package)
         why = judge.command(words)
-        if why is not None:
+        if why is not None and judge.writes:  # principle reads-only: a child that only reads cannot leak
             advice = PYTHONPATH_ADVICE if judge.needs_root_on_path else CWD_ADVICE
             yield self.report(node, name=child.name, why=why, advice=advice)
 
