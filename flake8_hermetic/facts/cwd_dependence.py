@@ -128,9 +128,6 @@ class CwdJudge:
         self._readonly = readonly
         #: whether a top-level package is the project's own or an installed one
         self._own_package = own_package
-        #: set when the reason is a ``-m`` module of the test tree: the child
-        #: needs the checkout on its sys.path, which PYTHONPATH gives
-        self.needs_root_on_path = False
         #: set when the reason is a write into the working directory (a redirection, git, a build or
         #: cache tool, pip wheel/download, setup.py, a writing file utility), not only a read of it
         self.writes = False
@@ -303,7 +300,6 @@ class CwdJudge:
         if isolated or top in sys.stdlib_module_names or top == "test" or top in CWD_TOOLS | DEFAULT_TO_CWD_TOOLS:
             return self._arguments(rest)
         if TEST_TREE_PARTS.intersection(module.split(".")):
-            self.needs_root_on_path = True
             return f"runs python -m {module}, a module of the test tree, found only from the checkout's root"
         if self._own_package is not None and self._own_package(top):
             # the package under test (or an installed one): the same package from the checkout or site-packages

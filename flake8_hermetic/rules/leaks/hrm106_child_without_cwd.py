@@ -61,10 +61,6 @@ class ChildWithoutCwdRule(WrappedSpawns, Rule):
     `helpers.run_cmd(...)`), read from source by the project model, is
     judged at its calls the same way.
 
-    A `python -m` child of a module of the test tree (`-m tests.helper`)
-    is flagged with other advice: it needs the checkout on its
-    `sys.path`, which `PYTHONPATH` in `env=` gives wherever it runs.
-
     Covered: `subprocess.run/call/check_call/check_output/Popen`,
     `asyncio.create_subprocess_exec/_shell`, `os.system`, `os.popen`,
     `os.spawn*`, `pexpect.spawn/run`.
@@ -189,8 +185,7 @@ class ChildWithoutCwdRule(WrappedSpawns, Rule):
         judge = CwdJudge(reader, node.lineno, self.ctx.settings.option("readonly-commands"), self._own_package)
         why = judge.command(words)
         if why is not None and judge.writes:  # principle reads-only: a child that only reads cannot leak
-            advice = PYTHONPATH_ADVICE if judge.needs_root_on_path else CWD_ADVICE
-            yield self.report(node, name=child.name, why=why, advice=advice)
+            yield self.report(node, name=child.name, why=why, advice=CWD_ADVICE)
 
     def _own_package(self, top: str) -> bool:
         """Whether ``top`` is a package the test file imports, or one whose
@@ -240,7 +235,6 @@ class ChildWithoutCwdRule(WrappedSpawns, Rule):
 
 
 CWD_ADVICE = "pass cwd= a directory of the test's own"
-PYTHONPATH_ADVICE = "put the checkout on PYTHONPATH in env= instead of relying on the inherited directory"
 
 
 def _imported_packages(tree: ast.AST, ctx: Context) -> frozenset[str]:
