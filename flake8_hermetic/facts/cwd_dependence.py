@@ -10,6 +10,7 @@ found, including a shell's pipelines and a ``python -c`` snippet.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 import textwrap
@@ -317,18 +318,27 @@ class CwdJudge:
         return self._arguments(rest)
 
 
-def snippet_dependence(code: str) -> str | None:
-    """Why a ``python -c`` snippet depends on the working directory: it
-    passes a relative literal path to a file call, or reads the cwd."""
+@functools.lru_cache(maxsize=256)
+def snippet_calls(code: str) -> tuple[tuple[ast.Call, str], ...]:
+    """The calls of a ``python -c`` snippet with their callee's last name, parsed once per text
+    (none when it does not parse)."""
     try:
         tree = ast.parse(textwrap.dedent(code))
     except (SyntaxError, ValueError):
-        return None
+        return ()
+    calls = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if isinstance(node, ast.Call):
+            func = node.func
+            callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            calls.append((node, callee))
+    return tuple(calls)
+
+
+def snippet_dependence(code: str) -> str | None:
+    """Why a ``python -c`` snippet depends on the working directory: it
+    passes a relative literal path to a file call, or reads the cwd."""
+    for node, callee in snippet_calls(code):
         if callee in CWD_READS:
             return f"runs a -c snippet that reads the working directory ({callee}())"
         if callee in ("listdir", "scandir") and not node.args:
@@ -367,15 +377,8 @@ def snippet_writes(code: str) -> bool:
     """Whether a ``python -c`` snippet writes to a relative path: ``open(rel, "w")`` (any mode that
     writes), a writing call given one (``os.mkdir("build")``), or one on a ``Path`` of one
     (``Path("build").mkdir()``)."""
-    try:
-        tree = ast.parse(textwrap.dedent(code))
-    except (SyntaxError, ValueError):
-        return False
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node, callee in snippet_calls(code):
         func = node.func
-        callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if callee == "open" and node.args and _relative_literal(node.args[0]):
             keywords = {k.arg: k.value for k in node.keywords}
             mode = node.args[1] if len(node.args) > 1 else keywords.get("mode")
