@@ -56,7 +56,7 @@ from flake8_hermetic.violation import Violation
 
 class NoAssertionRule(Rule):
     """
-    Flags a test that asserts nothing.
+    Flags a test that asserts nothing and drops an outcome it computed.
 
     A `test*` function or method is reported when nothing in its body (its
     nested functions included) can fail it on purpose: no `assert`, no

@@ -21,7 +21,7 @@ ALMOST_ASSERTS = frozenset({"assertAlmostEqual", "assertNotAlmostEqual"})
 
 class ElapsedTimeAssertionRule(Rule):
     """
-    Flags an assertion on elapsed wall-clock time: a comparison of a duration measured with the `time` module.
+    Flags a tight assertion on elapsed wall-clock time: a bound on a measured duration that leaves the host under half a second.
 
     ## Why is this bad?
     How long a piece of code takes depends on the machine, its load, the

@@ -21,7 +21,7 @@ from flake8_hermetic.violation import Violation
 
 class ChildWithoutCwdRule(WrappedSpawns, Rule):
     """
-    Flags a child process started without `cwd=` in a test file when what it runs depends on the working directory.
+    Flags a child process started without `cwd=` in a test file when what it runs writes into the working directory.
 
     ## Why is this bad?
     A child inherits the working directory of the test run, which is

@@ -48,7 +48,7 @@ SKIP_CALLS = frozenset(
 
 class PlatformSkipRule(Rule):
     """
-    Flags a skip decided by the platform's name: `skipif` / `skipIf` / `skipUnless` whose condition reads `sys.platform`, `os.name` or `platform.system()`.
+    Flags a skip decided by the platform's name (`sys.platform`, `os.name`, `platform.system()`) whose reason says the platform lacks a capability a probe could test.
 
     ## Why is this bad?
     A platform name stands in for the thing the test really needs: symlink
