@@ -205,6 +205,16 @@ principle(
 )
 
 principle(
+    "faked-spawner",
+    "A child started while the spawner is a fake starts nothing",
+    """pytest-subprocess's fixture (`fp`, `fake_process`) replaces `subprocess.Popen` for the whole
+    test: every child it starts is answered by a registered fake, so nothing runs, nothing is written
+    into the working directory and no git config is read. A test whose fixture closure, as pytest
+    computes it, holds that fixture (under a name the project does not define itself) is left alone
+    by the rules about children.""",
+)
+
+principle(
     "nothing-else-to-revert",
     "`undo()` with nothing of anyone else's to revert",
     """`monkeypatch.undo()` reverts everything patched through the test's one `monkeypatch`. It harms

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from flake8_hermetic.facts.mocks import mocked_here
 from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.rules.leaks.faked_spawns import spawner_faked
 from flake8_hermetic.rules.leaks.flow import caught_errors, expects_failure
 from flake8_hermetic.rules.leaks.function_facts import FunctionRule, Holder, ends_kept, holder_of, kept_on_instance
 from flake8_hermetic.violation import Violation
@@ -110,11 +111,12 @@ class UnwaitedPopenRule(FunctionRule):
     """
 
     code = "HRM113"
+    principles = ("faked-spawner",)
     message = "Popen() child {fate} and outlives the test; use with Popen(...) or kill and wait in finally/addCleanup"
     calls = frozenset({"subprocess.Popen"})
 
     def visit_Call(self, node: ast.Call) -> Iterator[Violation]:
-        if self.ctx.call_name(node) != "subprocess.Popen":
+        if self.ctx.call_name(node) != "subprocess.Popen" or spawner_faked(self.ctx):
             return
         holder = holder_of(self.ctx, node)
         if holder.how == "with" and holder.chained is None and self._server_never_stopped(node, holder):
