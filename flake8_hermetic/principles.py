@@ -195,13 +195,16 @@ principle(
     "reads-only",
     "A child that only reads its working directory leaves nothing in it",
     """A child started without `cwd=` leaks into the checkout only when it writes where it runs: a shell
-    redirection to a relative file, `git`, a build, cache or formatting tool (`make`, `tox`, `mypy`,
-    `pytest`, `black`, `./configure`, `setup.py`), `pip wheel`/`pip download`, `pip install .`, a file
-    utility that writes (`touch`, `cp`, `rm`, `tar`), or a `-c` snippet that writes a relative path
-    (`open("out", "w")`, `Path("build").mkdir()`). One that only reads there (runs a script by a
-    relative path, is given a relative input, imports from it with `python -m`, lists it, an
-    interactive shell, a tool that only reads its configuration: `flake8`, `pyright`) is left alone:
-    run from elsewhere it fails loudly, and it leaves nothing behind.""",
+    redirection to a relative file, `git`, a build or formatting tool (`make`, `tox`, `nox`, `black`,
+    `./configure`, `setup.py`), `pip wheel`/`pip download`, `pip install .`, a file utility that
+    writes (`touch`, `cp`, `rm`, `tar`), or a `-c` snippet that writes a relative path (`open("out",
+    "w")`, `Path("build").mkdir()`). One that only reads there (runs a script by a relative path, is
+    given a relative input, imports from it with `python -m`, lists it, an interactive shell, a tool
+    that only reads its configuration: `flake8`, `pyright`) is left alone: run from elsewhere it
+    fails loudly, and it leaves nothing behind. So is a tool whose only write is a cache or data file
+    the guard expects in a checkout (`mypy`'s `.mypy_cache`, `pytest`'s `.pytest_cache`, `ruff
+    check`'s `.ruff_cache`, `coverage run`'s `.coverage`), unless it is told to write more (`ruff
+    format`, `--fix`, `coverage html`).""",
 )
 
 principle(

@@ -341,7 +341,7 @@ REASONS = """\
 
     def test_reasons(tmp_path):
         subprocess.run(["tox"])
-        subprocess.run([sys.executable, "-m", "pytest"])
+        subprocess.run([sys.executable, "-m", "coverage", "html"])
         subprocess.run([sys.executable, "-m", "mypkg"])
         subprocess.run([sys.executable, "-c", "open('log.txt', 'w')"])
         os.system("date > stamp.txt")
@@ -357,7 +357,7 @@ def test_hrm106_message_names_the_reason(tmp_path: Path) -> None:
     reasons = [line.split("a child that ", 1)[1].split("; pass cwd=")[0] for line in result.stdout.splitlines()]
     assert reasons == [
         "runs tox, which works on the current directory",
-        "runs python -m pytest with no path, so on the current directory",
+        "runs python -m coverage, which works on the current directory",
         "runs a -c snippet that opens the relative path 'log.txt'",
         "redirects to the relative path 'stamp.txt'",
         "runs the script 'setup.py', a path relative to the working directory",

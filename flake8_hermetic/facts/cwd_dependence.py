@@ -37,6 +37,27 @@ WRITING_TOOLS = frozenset({
     "gradle", "bazel", "configure", "pyinstaller", "compileall", "pytest", "py.test", "black", "isort", "ruff",
     "build",
 })
+#: tools of WRITING_TOOLS whose only write where they run is a cache or data file the guard expects
+#: in a checkout (its default ignores: .mypy_cache, .ruff_cache, .pytest_cache, .coverage*), with the
+#: subcommands and options that make them write more (a report, a reformatted file)
+CACHE_ONLY_TOOLS = {
+    "mypy": frozenset(), "dmypy": frozenset(), "pytest": frozenset(), "py.test": frozenset(),
+    "ruff": frozenset({"format", "--fix", "--fix-only", "--add-noqa"}),
+    "coverage": frozenset({"html", "xml", "json", "lcov", "annotate"}),
+}
+
+
+def writes_beyond_its_cache(name: str, arguments: Words) -> bool:
+    """Whether the tool ``name`` run with ``arguments`` writes where it runs more than a cache the
+    guard expects there (principle ``reads-only``)."""
+    if name not in WRITING_TOOLS:
+        return False
+    more = CACHE_ONLY_TOOLS.get(name)
+    if more is None:
+        return True
+    return any(isinstance(word, str) and word.split("=")[0] in more for word in arguments)
+
+
 #: file utilities that write to (or remove) their operands or create files beside them
 WRITING_FILE_COMMANDS = frozenset({
     "touch", "mkdir", "rmdir", "rm", "cp", "mv", "ln", "chmod", "chown", "tar", "zip", "unzip", "gzip",
@@ -211,7 +232,7 @@ class CwdJudge:
             relative = self._arguments(arguments)
             if relative is None and _given_root(arguments):
                 return None
-            self.writes = self.writes or name in WRITING_TOOLS
+            self.writes = self.writes or writes_beyond_its_cache(name, arguments)
             return f"runs {name}, which works on the current directory"
         if name in DEFAULT_TO_CWD_TOOLS:
             relative = self._arguments(arguments)
@@ -219,7 +240,7 @@ class CwdJudge:
                 return relative
             if any(word is MORE or isinstance(word, ast.expr) or is_absolute(word) for word in arguments):
                 return None  # it is (or may be) given a path to work on
-            self.writes = self.writes or name in WRITING_TOOLS
+            self.writes = self.writes or writes_beyond_its_cache(name, arguments)
             return f"runs {name} with no path, so on the current directory"
         return None
 
