@@ -236,7 +236,8 @@ class CwdJudge:
             return f"runs {name}, which works on the current directory"
         if name in DEFAULT_TO_CWD_TOOLS:
             relative = self._arguments(arguments)
-            if relative is not None:
+            if relative is not None:  # black ., ruff format src/: it works on (and writes) that path
+                self.writes = self.writes or writes_beyond_its_cache(name, arguments)
                 return relative
             if any(word is MORE or isinstance(word, ast.expr) or is_absolute(word) for word in arguments):
                 return None  # it is (or may be) given a path to work on
@@ -390,8 +391,13 @@ def _relative_literal(node: ast.AST) -> bool:
         isinstance(node, ast.Constant)
         and isinstance(node.value, (str, bytes))
         and node.value not in ("", ":memory:", b"")
-        and not is_absolute(node.value if isinstance(node.value, str) else node.value.decode("latin-1"))
+        and not _absolute_or_placeholder(node.value if isinstance(node.value, str) else node.value.decode("latin-1"))
     )
+
+
+def _absolute_or_placeholder(path: str) -> bool:
+    """An absolute path, or a ``str.format`` template filled in later (``"{}/out"``)."""
+    return is_absolute(path) or path.startswith("{}")
 
 
 def snippet_writes(code: str) -> bool:

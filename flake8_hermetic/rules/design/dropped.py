@@ -72,5 +72,9 @@ def _drops_its_value(value: ast.expr) -> bool:
     if isinstance(value, ast.Call):
         func = value.func
         return isinstance(func, ast.Name) and func.id in PURE_BUILTINS
-    # a comparison, a name, an attribute, arithmetic, a subscript (``data["key"]`` raises on a miss: a check)
-    return not isinstance(value, (ast.Subscript, ast.Attribute))
+    if isinstance(value, (ast.Subscript, ast.Attribute)):
+        return False  # ``data["key"]``, ``obj.attr``: raises on a miss, a check
+    if isinstance(value, (ast.Compare, ast.BinOp, ast.UnaryOp, ast.Name)):
+        return True  # ``export(1) == 1``: computed, then dropped
+    # a comprehension, ``a and run()``, an f-string: a smoke call when it calls something
+    return not any(isinstance(inner, (ast.Call, ast.Await)) for inner in ast.walk(value))

@@ -6,7 +6,8 @@ import ast
 from collections.abc import Iterator
 
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.determinism.clock import CPU_CLOCKS, ClockFlow, current_flow, function_durations
+from flake8_hermetic.imports import dotted_name
+from flake8_hermetic.rules.determinism.clock import CPU_CLOCKS, ClockFlow, Durations, current_flow, function_durations
 from flake8_hermetic.rules.determinism.slack import TIGHT_SECONDS, Slack, tight
 from flake8_hermetic.violation import Violation
 
@@ -136,7 +137,7 @@ class ElapsedTimeAssertionRule(Rule):
         return current_flow(self.ctx)
 
     def _growing(self, node: ast.AST) -> bool:
-        return self.ctx.per_function(self.ctx.function, function_durations).grows(node)  # type: ignore[arg-type]
+        return self._durations().grows(node)
 
     def _bounds_elapsed(self, left: ast.AST, right: ast.AST, greater: bool, line: int) -> bool:
         """Whether asserting ``left >= right`` (``greater``) or ``left <= right``
@@ -161,25 +162,35 @@ class ElapsedTimeAssertionRule(Rule):
         allowed, since = window
         return tight(allowed, slack.longest_wait(self.ctx.function, since, line, allowed))
 
-    def _slack(self) -> Slack:
-        durations = self.ctx.per_function(self.ctx.function, function_durations)  # type: ignore[arg-type]
-        return Slack(durations, self.ctx.resolve, self.ctx.module_value)
+    def _durations(self) -> Durations:
+        return self.ctx.per_function(self.ctx.function, function_durations)  # type: ignore[arg-type]
 
-    def _reads_cpu(self, expr: ast.AST, depth: int = 0) -> bool:
-        """Whether ``expr`` is computed from a CPU clock (``process_time()``, ``thread_time()``)."""
-        if depth > 16:
-            return False
-        durations = self.ctx.per_function(self.ctx.function, function_durations)  # type: ignore[arg-type]
-        for node in ast.walk(expr):
-            if isinstance(node, ast.Call) and self.ctx.resolve(node.func) in CPU_CLOCKS:
-                return True
-            if isinstance(node, (ast.Name, ast.Attribute)) and any(
-                self._reads_cpu(value, depth + 1) for _, value in durations.assigned(node)
-            ):
-                return True
+    def _slack(self) -> Slack:
+        function = self.ctx.function
+        arguments = function.args if function is not None else None
+        parameters = frozenset(
+            a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+        ) if arguments is not None else frozenset()
+        return Slack(self._durations(), self.ctx.resolve, self.ctx.module_value, parameters)
+
+    def _reads_cpu(self, expr: ast.AST) -> bool:
+        """Whether ``expr`` is computed from a CPU clock (``process_time()``, ``thread_time()``),
+        following each name's bindings once (a name rebound from itself is not walked again)."""
+        durations = self._durations()
+        pending: list[ast.AST] = [expr]
+        seen: set[str] = set()
+        while pending:
+            for node in ast.walk(pending.pop()):
+                if isinstance(node, ast.Call) and self.ctx.resolve(node.func) in CPU_CLOCKS:
+                    return True
+                if isinstance(node, (ast.Name, ast.Attribute)):
+                    key = dotted_name(node)
+                    if key is not None and key not in seen:
+                        seen.add(key)
+                        pending.extend(value for _, value in durations.assigned(node))
         return False
 
-    def _tolerance_is_tight(self, call: ast.Call, expected: ast.expr | None, tolerance: ast.expr | None,
+    def _tolerance_is_tight(self, expected: ast.expr | None, tolerance: ast.expr | None,
                             relative: ast.expr | None, default: float | None) -> bool:
         """Whether an approximate comparison leaves the host under half a second either side:
         pytest's ``approx`` allows ``max(rel * expected, abs)``, unittest's ``delta`` or
@@ -209,19 +220,21 @@ class ElapsedTimeAssertionRule(Rule):
         tolerance = keywords.get("abs", args[2] if len(args) > 2 else None)
         if relative is None and tolerance is None:
             centre = self._slack().number(args[0])
-            return centre is not None and self._tolerance_is_tight(call, args[0], None, None, abs(centre) * 1e-6)
-        return self._tolerance_is_tight(call, args[0], tolerance, relative, None)
+            return centre is not None and self._tolerance_is_tight(args[0], None, None, abs(centre) * 1e-6)
+        return self._tolerance_is_tight(args[0], tolerance, relative, None)
 
     def _almost_is_tight(self, call: ast.Call) -> bool:
         keywords = {k.arg: k.value for k in call.keywords}
         if "delta" in keywords:
-            return self._tolerance_is_tight(call, None, keywords["delta"], None, None)
+            return self._tolerance_is_tight(None, keywords["delta"], None, None)
         places = keywords.get("places", call.args[2] if len(call.args) > 2 else None)
         digits = 7.0 if places is None else self._slack().number(places)
-        return digits is not None and self._tolerance_is_tight(call, None, None, None, 0.5 * 10.0 ** -digits)
+        if digits is None or not -30 <= digits <= 30:
+            return False  # places=-400: no tolerance this rule can read
+        return self._tolerance_is_tight(None, None, None, 0.5 * 10.0 ** -digits)
 
     def _shrinking(self, node: ast.AST) -> bool:
-        return self.ctx.per_function(self.ctx.function, function_durations).shrinks(node)  # type: ignore[arg-type]
+        return self._durations().shrinks(node)
 
     def _compares_elapsed(self, expr: ast.AST, line: int, negated: bool = False) -> bool:
         flow = self._flow()

@@ -38,17 +38,21 @@ Linear = tuple[float, dict[object, float]]
 class Slack:
     """The linear reader of one function's clock arithmetic, over its :class:`Durations`."""
 
-    __slots__ = ("_durations", "_resolve", "_module_value")
+    __slots__ = ("_durations", "_resolve", "_module_value", "_parameters")
 
     def __init__(
         self,
         durations: Durations,
         resolve: Callable[[ast.AST], str | None],
         module_value: Callable[[str], ast.expr | None],
+        parameters: frozenset[str] = frozenset(),
     ) -> None:
+        """``parameters``: the function's own, whose values come from its caller (a module-level
+        name they shadow says nothing about them)."""
         self._durations = durations
         self._resolve = resolve
         self._module_value = module_value
+        self._parameters = parameters
 
     def number(self, node: ast.AST | None) -> float | None:
         """The clock-free value of ``node`` in seconds, when literals and names bound once give it."""
@@ -70,8 +74,10 @@ class Slack:
         weights = list(readings.values())
         if len(weights) != 2 or weights[0] * weights[1] >= 0 or not math.isclose(weights[0], -weights[1]):
             return None
-        lines = [key[1] for key in readings if isinstance(key, tuple) and key[0] == "at"]
-        since = min(lines) if len(lines) == 2 else 0
+        positions = sorted(key for key in readings if isinstance(key, tuple) and key[0] == "at")
+        if len(positions) == 2 and readings[positions[0]] < 0:
+            return None  # the earlier reading is subtracted: a lower bound on the time between them
+        since = positions[0][1] if len(positions) == 2 else 0
         return (high[0] - low[0]) / abs(weights[0]), since
 
     def _linear(self, node: ast.AST, depth: int) -> Linear | None:
@@ -80,8 +86,12 @@ class Slack:
         depth += 1
         if isinstance(node, ast.Constant):
             value = node.value
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-                return float(value), {}
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                try:
+                    number = float(value)
+                except OverflowError:  # a literal of 400 digits
+                    return None
+                return (number, {}) if math.isfinite(number) else None
             return None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             inner = self._linear(node.operand, depth)
@@ -121,17 +131,18 @@ class Slack:
             return _scaled(left, 1.0 / right[0])
         if isinstance(op, ast.Pow) and not left[1] and not right[1]:
             try:
-                value = float(left[0] ** right[0])
+                power = left[0] ** right[0]
             except (OverflowError, ZeroDivisionError, ValueError):
                 return None
-            return (value, {}) if math.isfinite(value) else None
+            if isinstance(power, complex) or not math.isfinite(power):
+                return None  # (-1) ** 0.5
+            return float(power), {}
         return None
 
     def _call(self, node: ast.Call, depth: int) -> Linear | None:
         durations = self._durations
         if durations.is_reading(node):
-            name = self._resolve(node.func) or ""
-            return 0.0, {_position(node): 1e9 if name.endswith("_ns") else 1.0}
+            return self._reading(node)
         if self._resolve(node.func) in PASS_THROUGH and node.args and not isinstance(node.args[0], ast.Starred):
             return self._linear(node.args[0], depth)
         if _is_reading_aggregate(node, durations):
@@ -139,6 +150,11 @@ class Slack:
             # max(stamps), min(stamps): one reading each
             return (0.0, {_position(node): 1.0}) if key is None else (0.0, {key: 1.0})
         return None
+
+    def _reading(self, call: ast.Call) -> Linear:
+        """One clock call: a reading of its own, in seconds (an ``_ns`` clock counts 1e9 a second)."""
+        name = self._resolve(call.func) or ""
+        return 0.0, {_position(call): 1e9 if name.endswith("_ns") else 1.0}
 
     def _name(self, node: ast.Name | ast.Attribute, depth: int) -> Linear | None:
         durations = self._durations
@@ -152,10 +168,9 @@ class Slack:
                 return None
             value = max(above, key=lambda v: (v.lineno, v.col_offset)) if above else values[0][1]
             if durations.is_reading(value) and isinstance(value, ast.Call):
-                name = self._resolve(value.func) or ""
-                return 0.0, {_position(value): 1e9 if name.endswith("_ns") else 1.0}
+                return self._reading(value)
             return self._linear(value, depth)
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Name) and node.id not in self._parameters:
             bound = self._module_value(node.id)
             if bound is not None:
                 return self._linear(bound, depth)

@@ -21,7 +21,8 @@ DEFECT_REASON = re.compile(r"\b(?:bugs?|issue|bpo-\d+|gh-\d+|crash(?:es)?|broken
 _EXTENSIONS = "py|pyc|txt|cfg|toml|json|ini|md|rst|yml|yaml|exe|dll|so|dylib|sh|bat|cmd|ps1|lock|log|html|xml"
 CAPABILITY_REASON = re.compile(
     r"\b[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*\("  # a call: mkfifo(), os.kill(pid, SIGINT)
-    rf"|\b[a-z_][a-z0-9_]*\.(?!(?:{_EXTENSIONS})\b)[a-z_][a-z0-9_]*\b"  # a module's attribute: os.getsid
+    # a module's attribute (os.getsid), not a file name (setup.py), an abbreviation (e.g., i.e.) or a host name
+    rf"|(?<![\w.])(?!(?:e\.g|i\.e)\b)[a-z_][a-z0-9_]*\.(?!(?:{_EXTENSIONS})\b)[a-z_][a-z0-9_]*\b(?!\.\w)"
     r"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bSIG[A-Z]{2,}\b"  # a constant: AF_UNIX, SOCK_SEQPACKET, SIGHUP
     r"|(?i:\b(?:sym(?:bolic)?[- ]?links?|hard[- ]?links?|unix(?:[- ]domain)?[- ]sockets?|fork(?:ing|ed)?|signals?"
     r"|permissions?|mode[- ]bits|file[- ]modes?|\w*chmod|\w*chown|owners?(?:hip)?|fifos?|named[- ]pipes?"
