@@ -340,6 +340,19 @@ class CwdJudge:
         return self._arguments(rest)
 
 
+def _literal_text(node: ast.Constant) -> str:
+    return node.value if isinstance(node.value, str) else node.value.decode("latin-1")
+
+
+def _relative_literal(node: ast.AST) -> bool:
+    """A literal relative path: not empty, not sqlite's ``:memory:``, not absolute, and not a
+    ``str.format`` template filled in later (``"{}/out"``)."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
+        return False
+    path = _literal_text(node)
+    return path not in ("", ":memory:") and not is_absolute(path) and not path.startswith("{}")
+
+
 @functools.lru_cache(maxsize=256)
 def snippet_calls(code: str) -> tuple[tuple[ast.Call, str], ...]:
     """The calls of a ``python -c`` snippet with their callee's last name, parsed once per text
@@ -365,16 +378,8 @@ def snippet_dependence(code: str) -> str | None:
             return f"runs a -c snippet that reads the working directory ({callee}())"
         if callee in ("listdir", "scandir") and not node.args:
             return f"runs a -c snippet that lists the working directory ({callee}())"
-        if callee in PATH_TAKING_CALLS and node.args:
-            first = node.args[0]
-            if (
-                isinstance(first, ast.Constant)
-                and isinstance(first.value, (str, bytes))
-                and first.value not in ("", ":memory:", b"")
-            ):
-                path = first.value if isinstance(first.value, str) else first.value.decode("latin-1")
-                if not is_absolute(path) and not path.startswith("{}"):
-                    return f"runs a -c snippet that opens the relative path {path!r}"
+        if callee in PATH_TAKING_CALLS and node.args and _relative_literal(node.args[0]):
+            return f"runs a -c snippet that opens the relative path {_literal_text(node.args[0])!r}"
     return None
 
 
@@ -384,20 +389,6 @@ WRITING_CALLS = frozenset({
     "utime", "symlink", "link", "rmtree", "copy", "copy2", "copyfile", "copytree", "move", "mkfifo", "touch",
     "write_text", "write_bytes", "FileHandler", "connect", "symlink_to", "hardlink_to",
 })
-
-
-def _relative_literal(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, (str, bytes))
-        and node.value not in ("", ":memory:", b"")
-        and not _absolute_or_placeholder(node.value if isinstance(node.value, str) else node.value.decode("latin-1"))
-    )
-
-
-def _absolute_or_placeholder(path: str) -> bool:
-    """An absolute path, or a ``str.format`` template filled in later (``"{}/out"``)."""
-    return is_absolute(path) or path.startswith("{}")
 
 
 def snippet_writes(code: str) -> bool:

@@ -259,8 +259,8 @@ class NoAssertionRule(Rule):
         self._asserting_code_names: set[tuple[int, str]] = set()
         #: innermost scope (id) -> the facts of the functions around it, outermost first
         self._chains: dict[int, tuple[AssertionFacts, ...]] = {}
-        #: each class body statement (id) -> its class, built when a silent test asks
-        self._classes: dict[int, ast.ClassDef] | None = None
+        #: each method (id) -> its class, noted as the walk meets it (the marks of a silent test's class)
+        self._classes: dict[int, ast.ClassDef] = {}
         basename = os.path.basename(ctx.path)
         self.judged = basename != "conftest.py"
         # a module-level test* function is collected from a module named as pytest's python_files say
@@ -274,7 +274,10 @@ class NoAssertionRule(Rule):
         if any(names_assertion(default) for default in defaults):
             self._mark_asserting()  # def check(v, test_fn=self.assertEqual) inside a test
         enclosing = self.ctx.scope
-        owner = self.facts.get(id(enclosing.node)) if enclosing.kind == "class" else None
+        owner = None
+        if enclosing.kind == "class":
+            owner = self.facts.get(id(enclosing.node))
+            self._classes[id(node)] = enclosing.node  # type: ignore[assignment]
         facts = AssertionFacts(node.name, owner=owner)
         self.facts[id(node)] = facts
         self.defined.add(node.name)
@@ -324,11 +327,6 @@ class NoAssertionRule(Rule):
     def _marked_benchmark(self, node: FunctionNode) -> bool:
         """The test is marked a benchmark (pytest-codspeed's ``@pytest.mark.benchmark``), on
         itself, its class or the module's ``pytestmark``: it measures, its report is the outcome."""
-        if self._classes is None:  # once per file, and only when a silent test is judged
-            self._classes = {
-                id(stmt): owner for owner in ast.walk(self.ctx.tree) if isinstance(owner, ast.ClassDef)
-                for stmt in owner.body
-            }
         marks: list[ast.expr] = list(node.decorator_list)
         scopes: list[list[ast.stmt]] = [self.ctx.tree.body]  # type: ignore[attr-defined]
         owner = self._classes.get(id(node))

@@ -191,13 +191,11 @@ class ElapsedTimeAssertionRule(Rule):
         return False
 
     def _tolerance_is_tight(self, expected: ast.expr | None, tolerance: ast.expr | None,
-                            relative: ast.expr | None, default: float | None) -> bool:
-        """Whether an approximate comparison leaves the host under half a second either side:
-        pytest's ``approx`` allows ``max(rel * expected, abs)``, unittest's ``delta`` or
-        half a unit of its ``places``; a tolerance it cannot read is no evidence."""
+                            relative: ast.expr | None) -> bool:
+        """Whether an approximate comparison given a tolerance leaves the host under half a second
+        either side: pytest's ``approx`` allows ``max(rel * expected, abs)``, unittest's ``delta``
+        its value; a tolerance it cannot read is no evidence."""
         slack = self._slack()
-        if tolerance is None and relative is None:
-            return default is not None and default < TIGHT_SECONDS
         allowed = 0.0
         if tolerance is not None:
             value = slack.number(tolerance)
@@ -218,20 +216,20 @@ class ElapsedTimeAssertionRule(Rule):
         keywords = {k.arg: k.value for k in call.keywords}
         relative = keywords.get("rel", args[1] if len(args) > 1 else None)
         tolerance = keywords.get("abs", args[2] if len(args) > 2 else None)
-        if relative is None and tolerance is None:
+        if relative is None and tolerance is None:  # pytest's default: a millionth of the expected value
             centre = self._slack().number(args[0])
-            return centre is not None and self._tolerance_is_tight(args[0], None, None, abs(centre) * 1e-6)
-        return self._tolerance_is_tight(args[0], tolerance, relative, None)
+            return centre is not None and abs(centre) * 1e-6 < TIGHT_SECONDS
+        return self._tolerance_is_tight(args[0], tolerance, relative)
 
     def _almost_is_tight(self, call: ast.Call) -> bool:
         keywords = {k.arg: k.value for k in call.keywords}
         if "delta" in keywords:
-            return self._tolerance_is_tight(None, keywords["delta"], None, None)
+            return self._tolerance_is_tight(None, keywords["delta"], None)
         places = keywords.get("places", call.args[2] if len(call.args) > 2 else None)
         digits = 7.0 if places is None else self._slack().number(places)
         if digits is None or not -30 <= digits <= 30:
             return False  # places=-400: no tolerance this rule can read
-        return self._tolerance_is_tight(None, None, None, 0.5 * 10.0 ** -digits)
+        return 0.5 * 10.0 ** -digits < TIGHT_SECONDS  # half a unit of the last place kept
 
     def _shrinking(self, node: ast.AST) -> bool:
         return self._durations().shrinks(node)
