@@ -13,10 +13,20 @@ applies the rules of the issue:
   at least 90 % were real; off when 15 were read and fewer were real;
   otherwise thin, unchanged.
 
+The held-out readings are the corpus half's (``rules``) plus those of the
+fresh held-out sets read later (``later``: held-out 3, 4, 5), summed per
+rule (:func:`readings_of`).
+
 ``ruledocs`` renders the figures as each rule page's "Evidence" section.
 
     python benchmarks/evidence.py --tuning /work/corpus/results-tuning.json \\
         --held-out /work/corpus/results-held-out.json --commit 03ccb05 [--check]
+    python benchmarks/evidence.py --reuse [--check]
+
+``--reuse`` keeps the corpus figures of both halves and the commit they were
+measured at as ``flake8_hermetic/evidence.py`` has them (the corpus runs
+take hours and venvs of their own) and decides again with the readings as
+they are now, and the defaults of the rules as they are now.
 """
 
 from __future__ import annotations
@@ -54,22 +64,51 @@ def decide(runtime: bool, held: dict[str, int], read: dict[str, int] | None, def
     return ("on" if share >= BAR else "off"), f"{read['real']} of {read['read']} read real ({share:.0%})"
 
 
+def readings_of(readings: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Each rule's held-out readings: the corpus half's and every later set's, summed."""
+    found: dict[str, dict[str, int]] = {}
+    for table in [readings.get("rules", {}), *(each.get("rules", {}) for each in readings.get("later", []))]:
+        for code, counts in table.items():
+            row = found.setdefault(code, {"read": 0, "real": 0, "false": 0, "borderline": 0})
+            for key in row:
+                row[key] += int(counts.get(key, 0))
+    return found
+
+
 def build(tuning: list[dict[str, Any]], held_out: list[dict[str, Any]], readings: dict[str, Any],
           commit: str) -> dict[str, Any]:
-    from flake8_hermetic.catalog import all_rules
-
     runtime, _default = rule_sets()
     halves = {"tuning": per_rule(tuning, runtime), "held-out": per_rule(held_out, runtime)}
+    suites = {half: sorted(r["suite"] for r in results if "error" not in r)
+              for half, results in (("tuning", tuning), ("held-out", held_out))}
+    return decided(halves, suites, readings, commit, runtime)
+
+
+def decided(halves: dict[str, dict[str, dict[str, int]]], suites: dict[str, list[str]], readings: dict[str, Any],
+            commit: str, runtime: set[str] | frozenset[str]) -> dict[str, Any]:
+    from flake8_hermetic.catalog import all_rules
+
+    read_by_rule = readings_of(readings)
     rules: dict[str, Any] = {}
     for code, rule in all_rules().items():
         rows = {half: {key: table.get(code, {}).get(key, 0) for key in KEPT} for half, table in halves.items()}
-        read = readings.get("rules", {}).get(code)
+        read = read_by_rule.get(code)
         decision, why = decide(code in runtime, rows["held-out"], read, rule.default_on)
         rules[code] = {"runtime": code in runtime, **rows, "read": read, "decision": decision, "why": why,
                        "default_on": rule.default_on}
-    suites = {half: sorted(r["suite"] for r in results if "error" not in r)
-              for half, results in (("tuning", tuning), ("held-out", held_out))}
     return {"commit": commit, "suites": suites, "rules": rules}
+
+
+def reused(readings: dict[str, Any]) -> dict[str, Any]:
+    """:func:`decided` on the corpus figures ``flake8_hermetic/evidence.py`` holds now."""
+    from flake8_hermetic.evidence import EVIDENCE
+
+    halves: dict[str, dict[str, dict[str, int]]] = {"tuning": {}, "held-out": {}}
+    for code, row in EVIDENCE["rules"].items():
+        for half in halves:
+            halves[half][code] = row[half]
+    runtime = {code for code, row in EVIDENCE["rules"].items() if row["runtime"]}
+    return decided(halves, EVIDENCE["suites"], readings, EVIDENCE["commit"], runtime)
 
 
 def render(data: dict[str, Any]) -> str:
@@ -85,18 +124,23 @@ def render(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python benchmarks/evidence.py")
-    parser.add_argument("--tuning", type=Path, required=True)
-    parser.add_argument("--held-out", type=Path, required=True)
+    parser.add_argument("--tuning", type=Path)
+    parser.add_argument("--held-out", type=Path)
     parser.add_argument("--readings", type=Path, default=READINGS)
-    parser.add_argument("--commit", required=True, help="the commit the corpus was measured at")
+    parser.add_argument("--commit", help="the commit the corpus was measured at")
+    parser.add_argument("--reuse", action="store_true",
+                        help="keep the corpus figures flake8_hermetic/evidence.py holds; decide again")
     parser.add_argument("--check", action="store_true", help="exit 1 if flake8_hermetic/evidence.py differs")
     args = parser.parse_args(argv)
+    if not args.reuse and not (args.tuning and args.held_out and args.commit):
+        parser.error("give --tuning, --held-out and --commit, or --reuse")
+    paths = [args.readings] if args.reuse else [args.tuning, args.held_out, args.readings]
     try:
-        loaded = [json.loads(path.read_text()) for path in (args.tuning, args.held_out, args.readings)]
+        loaded = [json.loads(path.read_text()) for path in paths]
     except (OSError, ValueError) as exc:
         print(f"evidence: {exc}", file=sys.stderr)
         return 2
-    text = render(build(*loaded, commit=args.commit))
+    text = render(reused(loaded[0]) if args.reuse else build(*loaded, commit=args.commit))
     if args.check:
         return int(not TARGET.exists() or TARGET.read_text() != text)
     partial = TARGET.with_name(TARGET.name + ".tmp")

@@ -99,7 +99,9 @@ principle(
     local def nothing names. A name counts only when code that runs reads it (a helper called only
     from an uncollected method never runs); a decorator that may register the function, a base class
     from another module, a class inside a class and a module-level function (which another module
-    may import) keep the code live.""",
+    may import) keep the code live. In a fixture, a branch taken only for a doctest (`if
+    isinstance(request.node, DoctestItem):`) is not what the fixture does for a test function: its
+    patches and changes are not counted for the tests it serves.""",
 )
 
 principle(
@@ -226,6 +228,20 @@ principle(
     turn; for an `undo()` in a fixture, that fixture's own closure), that asks for `monkeypatch`, or
     pytest's `pytester`, which sets its environment through it. Where none does, the `undo()` drops
     only the function's own patches, and is left alone.""",
+)
+
+principle(
+    "own-names-only",
+    "`undo()` that gives back only the project's own defaults",
+    """What `monkeypatch.undo()` takes from the rest of a test is what the other fixtures patched
+    through it. That harms when the patch faced the host: an environment variable, the working
+    directory, `sys.path`, or a name of the standard library or of an installed library (the clock,
+    `subprocess.Popen`, `requests.get`). A fixture whose every patch is of a name in one of the
+    project's own modules (`monkeypatch.setattr(utils, "DEFAULT_TIMEOUT", 0.1)`, where `utils` is
+    the project's; its top package found beside the test tree, at the rootdir or in `src`) gives the
+    rest of the test the project's own defaults back, not the host, and is left alone. A patch the
+    reader cannot name (of a local object, or `monkeypatch` handed to a helper) counts as facing the
+    host.""",
 )
 
 principle(

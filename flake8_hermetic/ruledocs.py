@@ -111,7 +111,8 @@ def evidence(code: str, default_on: bool, figures: Mapping[str, Any] | None = No
                      f" {entry['held-out']['findings']} held out (no runtime check: read by hand).")
     read = entry.get("read")
     if read:
-        lines.append(f"\nRead by hand on the held-out half: {read['read']} findings, {read['real']} real,"
+        lines.append(f"\nRead by hand on held-out code (the corpus's held-out half and the later held-out sets of"
+                     f" precision.md): {read['read']} findings, {read['real']} real,"
                      f" {read['false']} false, {read['borderline']} borderline.")
     state = "on" if default_on else "off"
     verdict = {"thin": f"the evidence is thin ({entry['why']}), so the rule stays {state} by default",

@@ -178,28 +178,25 @@ def test_regenerate_no_grow_lets_the_baseline_shrink_and_lines_change(project: P
 
 def test_regenerate_treats_default_rules_as_selected_when_select_names_no_hrm_prefix(project: Path) -> None:
     write_tree(project, {
-        "setup.cfg": "[flake8]\nselect = E,F,W\nextend-ignore = HRM104\n",
+        "setup.cfg": "[flake8]\nselect = E,F,W\nextend-ignore = HRM302\n",
         "tests/test_paths.py": (
-            "import os\n\nimport pytest\n\n\n"
+            "import subprocess\n\n\n"
             "def test_hosts():\n    assert open('/etc/hosts')\n\n\n"
             "def test_report():\n    with open('/tmp/report.txt', 'w') as out:\n        out.write('x')\n"
             "    assert out.closed\n\n\n"
-            "@pytest.fixture\ndef pinned_home(monkeypatch, tmp_path):\n"
-            "    monkeypatch.setenv('HOME', str(tmp_path))\n\n\n"
-            "def test_undo(monkeypatch, pinned_home):\n"
-            "    monkeypatch.setenv('APP_MODE', 'test')\n    monkeypatch.undo()\n"
-            "    assert 'APP_MODE' not in os.environ\n"
+            "def test_child():\n"
+            "    assert subprocess.run(['python', '-c', 'pass'], check=False).returncode == 0\n"
         ),
     })
     regenerate(project)
     codes = {line.split("\t")[1] for line in entries(project)}
     assert "HRM108" in codes  # default-on: selected
-    assert "HRM104" not in codes  # default-on, but the project's ignore still wins
+    assert "HRM302" not in codes  # default-on, but the project's ignore still wins
     assert not codes & {"HRM105", "HRM201", "HRM303"}  # off by default: stay off
     write_tree(project, {"setup.cfg": "[flake8]\nselect = E,F,W\nextend-select = HRM303,HRM201\n"})
     regenerate(project)
     codes = {line.split("\t")[1] for line in entries(project)}
-    assert codes == {"HRM104", "HRM108", "HRM201", "HRM303"}  # HRM105 (off by default, not selected) stays off
+    assert codes == {"HRM302", "HRM108", "HRM201", "HRM303"}  # HRM105 (off by default, not selected) stays off
 
 
 # -- prune, check, stats --------------------------------------------------------------

@@ -50,10 +50,10 @@ def _figures(decision: str) -> dict[str, Any]:
 
 
 def test_the_check_fails_a_rule_whose_default_the_evidence_contradicts_or_that_has_no_figures() -> None:
-    rules = {code: rule for code, rule in all_rules().items() if code in ("HRM101", "HRM104")}
-    assert not rules["HRM101"].default_on and rules["HRM104"].default_on
+    rules = {code: rule for code, rule in all_rules().items() if code in ("HRM101", "HRM108")}
+    assert not rules["HRM101"].default_on and rules["HRM108"].default_on
     assert ruledocs.evidence_problems(rules, _figures("thin")) == [
-        "HRM104: no figures in flake8_hermetic/evidence.py (run benchmarks/evidence.py)"]
+        "HRM108: no figures in flake8_hermetic/evidence.py (run benchmarks/evidence.py)"]
     assert ruledocs.evidence_problems({"HRM101": rules["HRM101"]}, _figures("on")) == [
         "HRM101: the held-out evidence says on by default (WHY), but the rule is off"]
     assert ruledocs.evidence_problems({"HRM101": rules["HRM101"]}, _figures("off")) == []

@@ -20,8 +20,8 @@ import pytest
 from flake8_hermetic.project import Project, Role, new_run
 from flake8_hermetic.project.config import DEFAULT_NORECURSEDIRS, DEFAULT_PYTHON_FILES, ConfigFinder
 from flake8_hermetic.project.modules import (
-    CHANGES_CWD, PINS_GIT, PINS_HOME, REDIRECTS_TEMP, RESTORES_CWD, RESTORES_ENV, RESTORES_ENV_KEY, SETS_ENV,
-    read_module,
+    CHANGES_CWD, PATCHES_HOST, PATCHES_NAME, PATCHES_NOTHING, PINS_GIT, PINS_HOME, REDIRECTS_TEMP, RESTORES_CWD,
+    RESTORES_ENV, RESTORES_ENV_KEY, SETS_ENV, read_module,
 )
 from tests.helpers import flake8, write_tree
 
@@ -283,7 +283,44 @@ def fixtures_of(source: str) -> dict:
             @pytest.fixture
             def f(tmp_path, monkeypatch):
                 monkeypatch.chdir(tmp_path)
-            """, {CHANGES_CWD, RESTORES_CWD}, id="monkeypatch-chdir"),
+            """, {CHANGES_CWD, RESTORES_CWD, PATCHES_HOST}, id="monkeypatch-chdir"),
+        pytest.param(
+            """
+            import pkg.utils as utils
+            @pytest.fixture(autouse=True)
+            def f(monkeypatch):
+                monkeypatch.setattr(utils, "DEFAULT_TIMEOUT", 0.1)
+                monkeypatch.setattr("pkg.settings.RETRIES", 1)
+                monkeypatch.setitem(utils.REGISTRY, "k", 1)
+            """, {PATCHES_NAME + "pkg.utils", PATCHES_NAME + "pkg.settings.RETRIES", PATCHES_NAME + "pkg.utils.REGISTRY"},
+            id="monkeypatch-named-targets"),
+        pytest.param(
+            """
+            @pytest.fixture
+            def f(monkeypatch, tmp_path, thing):
+                monkeypatch.setattr(thing, "name", "x")
+            """, {PATCHES_HOST}, id="monkeypatch-target-not-named"),
+        pytest.param(
+            """
+            @pytest.fixture
+            def f(monkeypatch):
+                isolate(monkeypatch)
+            """, {PATCHES_HOST}, id="monkeypatch-handed-to-a-helper"),
+        pytest.param(
+            """
+            @pytest.fixture(autouse=True)
+            def f(request, monkeypatch, tmp_path):
+                if isinstance(request.node, pytest.DoctestItem):
+                    monkeypatch.chdir(tmp_path)
+            """, {PATCHES_NOTHING}, id="doctest-only-branch"),
+        pytest.param(
+            """
+            @pytest.fixture(autouse=True)
+            def f(request, monkeypatch, tmp_path):
+                if isinstance(request.node, pytest.DoctestItem):
+                    monkeypatch.chdir(tmp_path)
+                monkeypatch.setenv("X", "1")
+            """, {PATCHES_HOST, RESTORES_ENV_KEY + "X"}, id="doctest-branch-and-more"),
         pytest.param(
             """
             @pytest.fixture
@@ -353,20 +390,21 @@ def fixtures_of(source: str) -> dict:
             @pytest.fixture
             def f(monkeypatch, tmp_path):
                 monkeypatch.setenv("HOME", str(tmp_path))
-            """, {PINS_HOME, PINS_GIT, RESTORES_ENV_KEY + "HOME"}, id="pins-home"),
+            """, {PINS_HOME, PINS_GIT, RESTORES_ENV_KEY + "HOME", PATCHES_HOST}, id="pins-home"),
         pytest.param(
             """
             @pytest.fixture
             def f(monkeypatch, tmp_path):
                 monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
-            """, {PINS_GIT, RESTORES_ENV_KEY + "GIT_CONFIG_GLOBAL"}, id="pins-git"),
+            """, {PINS_GIT, RESTORES_ENV_KEY + "GIT_CONFIG_GLOBAL", PATCHES_HOST}, id="pins-git"),
         pytest.param(
             """
             @pytest.fixture
             def f(monkeypatch):
                 monkeypatch.setattr(os, "environ", dict(os.environ))
                 monkeypatch.setattr("tempfile.tempdir", "/tmp/x")
-            """, {RESTORES_ENV, REDIRECTS_TEMP}, id="monkeypatch-swaps"),
+            """, {RESTORES_ENV, REDIRECTS_TEMP, PATCHES_HOST, PATCHES_NAME + "tempfile.tempdir"},
+            id="monkeypatch-swaps"),
         pytest.param(
             """
             @pytest.fixture

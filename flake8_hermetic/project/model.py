@@ -418,6 +418,15 @@ class ProjectView:
         """pytest-timeout's per-test bound configured for this file's rootdir, in seconds (None: none)."""
         return self.project.config(self.path).timeout
 
+    def in_project(self, dotted: str, importer: str) -> bool:
+        """Whether the dotted name ``dotted`` (as imported by the file
+        ``importer``) lies in one of the project's own modules: its top
+        package is found beside the importer's package, at the rootdir or
+        in its ``src`` (not the standard library, not an installed one)."""
+        stripped = dotted.lstrip(".")
+        top = dotted[: len(dotted) - len(stripped)] + stripped.partition(".")[0]
+        return bool(stripped) and self.project.find_module(top, importer) is not None
+
     @property
     def own(self) -> ModuleFacts:
         """The facts of the linted module itself (from its tree, not the disk:

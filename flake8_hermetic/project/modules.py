@@ -26,6 +26,17 @@ PINS_GIT = "pins git config"
 REDIRECTS_TEMP = "redirects the temp dir"
 #: prefix of the effect "monkeypatch puts this key of os.environ back at teardown" (``+ key``)
 RESTORES_ENV_KEY = "restores os.environ key "
+#: a patch through ``monkeypatch`` that faces the host: an environment variable, the working directory,
+#: ``sys.path``, or a target the reader cannot name (a local object, ``monkeypatch`` handed to a helper)
+PATCHES_HOST = "patches the host through monkeypatch"
+#: prefix of the effect "monkeypatch patches an attribute or item of this dotted target" (``+ dotted``):
+#: the model decides whether the target's module is the project's own (principle ``own-names-only``)
+PATCHES_NAME = "monkeypatch patches "
+#: it asks for ``monkeypatch`` and uses it only in a branch for doctests (principle ``never-runs``)
+PATCHES_NOTHING = "patches nothing through monkeypatch for a test function"
+#: ``monkeypatch`` methods and what they face: the host, or a named target (the first argument)
+_HOST_PATCHES = frozenset({"setenv", "delenv", "chdir", "syspath_prepend"})
+_NAMED_PATCHES = frozenset({"setattr", "delattr", "setitem", "delitem"})
 
 SPAWNERS = frozenset({
     "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
@@ -278,7 +289,14 @@ class _Reader:
         """What running ``node`` as a fixture (or a context manager) does to
         the process state; the project's managers and teardown helpers it
         calls are kept on :attr:`last_refs` for the model to follow."""
-        scan = _EffectScan(self, own_walk(node))
+        nodes = own_walk(node)
+        doctest_only = {id(inner) for sub in nodes if _for_doctests_only(sub) for inner in _body_nodes(sub)}
+        scan = _EffectScan(self, [sub for sub in nodes if id(sub) not in doctest_only] if doctest_only else nodes)
+        if doctest_only and not any(
+            isinstance(sub, ast.Name) and sub.id == "monkeypatch" and id(sub) not in doctest_only
+            for sub in ast.walk(node)
+        ):
+            scan.found.add(PATCHES_NOTHING)  # it patches through monkeypatch for doctests only
         for sub in scan.nodes:
             scan.visit(sub)
         pins = pins_in(node)
@@ -368,11 +386,36 @@ class _EffectScan:
             return False
         return True
 
+    def _patch_target(self, sub: ast.Call, last: str) -> None:
+        """What a ``monkeypatch`` call faces (principle ``own-names-only``):
+        the host (``setenv``, ``chdir``, ``syspath_prepend``), or the dotted
+        target of a ``setattr``/``setitem`` named through the module's
+        imports or as a string; a target the reader cannot name faces the
+        host, as far as it can tell."""
+        if last in _HOST_PATCHES:
+            self.found.add(PATCHES_HOST)
+            return
+        if last not in _NAMED_PATCHES:
+            return
+        first = sub.args[0] if sub.args else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and last in ("setattr", "delattr"):
+            dotted = first.value
+        elif first is not None and not isinstance(first, (ast.Name, ast.Attribute)):
+            dotted = ""
+        else:
+            head = (dotted_name(first) or "").partition(".")[0] if first is not None else ""
+            dotted = self.reader.name(first) if first is not None and head in self.reader.aliases else ""
+        self.found.add(PATCHES_NAME + dotted if dotted else PATCHES_HOST)
+
     def _call(self, sub: ast.Call) -> None:
         name = self.reader.name(sub.func)
         last = name.rpartition(".")[2]
         receiver = dotted_name(sub.func.value) if isinstance(sub.func, ast.Attribute) else None
         by_monkeypatch = receiver is not None and "monkeypatch" in receiver
+        if by_monkeypatch:
+            self._patch_target(sub, last)
+        elif any(isinstance(a, ast.Name) and a.id == "monkeypatch" for a in (*sub.args, *(k.value for k in sub.keywords))):
+            self.found.add(PATCHES_HOST)  # handed to a helper: what it patches is not read here
         if by_monkeypatch and self._monkeypatch(sub, last):
             return
         if name in ("os.chdir", "os.fchdir"):
@@ -391,6 +434,25 @@ class _EffectScan:
             self.finalizers.append(self.reader.name(sub.args[0]))
         elif self.after(sub) and name and self.reader.project_reference(sub.func):
             self.finalizers.append(name)
+
+
+def _for_doctests_only(node: ast.AST) -> bool:
+    """``if isinstance(request.node, DoctestItem):``: a branch of a fixture
+    that runs only for a doctest, never for a test function (principle
+    ``never-runs``)."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+            and len(test.args) == 2):
+        return False
+    kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    return bool(kinds) and all((dotted_name(kind) or "").rpartition(".")[2] == "DoctestItem" for kind in kinds)
+
+
+def _body_nodes(node: ast.If) -> list[ast.AST]:
+    """Every node of an ``if``'s body (not its test, not its ``else``)."""
+    return [inner for stmt in node.body for inner in ast.walk(stmt)]
 
 
 def _checking_raises(nodes: list[ast.AST], params: set[str]) -> set[int]:
