@@ -292,7 +292,8 @@ def fixtures_of(source: str) -> dict:
                 monkeypatch.setattr(utils, "DEFAULT_TIMEOUT", 0.1)
                 monkeypatch.setattr("pkg.settings.RETRIES", 1)
                 monkeypatch.setitem(utils.REGISTRY, "k", 1)
-            """, {PATCHES_NAME + "pkg.utils", PATCHES_NAME + "pkg.settings.RETRIES", PATCHES_NAME + "pkg.utils.REGISTRY"},
+            """, {PATCHES_NAME + "pkg.utils", PATCHES_NAME + "pkg.settings.RETRIES",
+                  PATCHES_NAME + "pkg.utils.REGISTRY"},
             id="monkeypatch-named-targets"),
         pytest.param(
             """

@@ -414,7 +414,8 @@ class _EffectScan:
         by_monkeypatch = receiver is not None and "monkeypatch" in receiver
         if by_monkeypatch:
             self._patch_target(sub, last)
-        elif any(isinstance(a, ast.Name) and a.id == "monkeypatch" for a in (*sub.args, *(k.value for k in sub.keywords))):
+        elif any(isinstance(a, ast.Name) and a.id == "monkeypatch"
+                 for a in (*sub.args, *(k.value for k in sub.keywords))):
             self.found.add(PATCHES_HOST)  # handed to a helper: what it patches is not read here
         if by_monkeypatch and self._monkeypatch(sub, last):
             return
