@@ -216,7 +216,8 @@ principle(
     test: every child it starts is answered by a registered fake, so nothing runs, nothing is written
     into the working directory and no git config is read. A test whose fixture closure, as pytest
     computes it, holds that fixture (under a name the project does not define itself) is left alone
-    by the rules about children.""",
+    by the rules about children, and a fixed temp path in such a child's command line or `cwd=`
+    reaches no file (HRM108).""",
 )
 
 principle(

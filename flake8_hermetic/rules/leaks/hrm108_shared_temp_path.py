@@ -12,6 +12,7 @@ from flake8_hermetic.facts.processes import child_process
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import NEW_FRAMES
 from flake8_hermetic.rule import Rule
+from flake8_hermetic.rules.leaks.faked_spawns import spawner_faked
 from flake8_hermetic.rules.leaks.syntax import target_names
 from flake8_hermetic.rules.leaks.temp_paths import GETTEMPDIR, PATH_CARRIERS, PATH_JOINERS
 from flake8_hermetic.violation import Violation
@@ -232,6 +233,7 @@ class SharedTempPathRule(Rule):
     """
 
     code = "HRM108"
+    principles = ("faked-spawner",)
     message = "{what} is a fixed path shared by every worker and run; use tmp_path (or a mkdtemp() with cleanup)"
     calls = PATH_JOINERS
     methods = frozenset({"joinpath"})
@@ -486,7 +488,10 @@ class SharedTempPathRule(Rule):
         name = self.ctx.call_name(call) or ""
         func = call.func
         method = func.attr if isinstance(func, ast.Attribute) else ""
-        if child_process(call, name) is not None or method in PYTEST_RUNNERS or name == "pytest.main":
+        if child_process(call, name) is not None:
+            # principle faked-spawner: a child of pytest-subprocess's fake runs nothing, its argv reaches no file
+            return None if spawner_faked(self.ctx) else _SINK
+        if method in PYTEST_RUNNERS or name == "pytest.main":
             return _SINK
         if kind == "argv" or isinstance(child, ast.keyword) and child.arg is None:
             return None
