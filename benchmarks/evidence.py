@@ -15,7 +15,9 @@ applies the rules of the issue:
 
 The held-out readings are the corpus half's (``rules``) plus those of the
 fresh held-out sets read later (``later``: held-out 3, 4, 5), summed per
-rule (:func:`readings_of`).
+rule (:func:`readings_of`); a runtime rule's findings ``prove`` reached on
+those sets (``proven``) are added to the corpus half's
+(:func:`proven_later`) and shown on its page as a row of their own.
 
 ``ruledocs`` renders the figures as each rule page's "Evidence" section.
 
@@ -84,16 +86,32 @@ def build(tuning: list[dict[str, Any]], held_out: list[dict[str, Any]], readings
     return decided(halves, suites, readings, commit, runtime)
 
 
+def proven_later(readings: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Each runtime rule's findings ``prove`` reached on the later held-out sets, summed."""
+    found: dict[str, dict[str, int]] = {}
+    for each in readings.get("later", []):
+        for code, counts in each.get("proven", {}).items():
+            row = found.setdefault(code, dict.fromkeys(KEPT, 0))
+            for key in KEPT:
+                row[key] += int(counts.get(key, 0))
+    return found
+
+
 def decided(halves: dict[str, dict[str, dict[str, int]]], suites: dict[str, list[str]], readings: dict[str, Any],
             commit: str, runtime: set[str] | frozenset[str]) -> dict[str, Any]:
     from flake8_hermetic.catalog import all_rules
 
     read_by_rule = readings_of(readings)
+    later = proven_later(readings)
     rules: dict[str, Any] = {}
     for code, rule in all_rules().items():
         rows = {half: {key: table.get(code, {}).get(key, 0) for key in KEPT} for half, table in halves.items()}
         read = read_by_rule.get(code)
-        decision, why = decide(code in runtime, rows["held-out"], read, rule.default_on)
+        held = rows["held-out"]
+        if code in later:
+            rows["later"] = later[code]
+            held = {key: held[key] + later[code][key] for key in KEPT}
+        decision, why = decide(code in runtime, held, read, rule.default_on)
         rules[code] = {"runtime": code in runtime, **rows, "read": read, "decision": decision, "why": why,
                        "default_on": rule.default_on}
     return {"commit": commit, "suites": suites, "rules": rules}
@@ -106,7 +124,7 @@ def reused(readings: dict[str, Any]) -> dict[str, Any]:
     halves: dict[str, dict[str, dict[str, int]]] = {"tuning": {}, "held-out": {}}
     for code, row in EVIDENCE["rules"].items():
         for half in halves:
-            halves[half][code] = row[half]
+            halves[half][code] = row[half]  # the corpus halves only: "later" is made again from the readings
     runtime = {code for code, row in EVIDENCE["rules"].items() if row["runtime"]}
     return decided(halves, EVIDENCE["suites"], readings, EVIDENCE["commit"], runtime)
 

@@ -102,9 +102,12 @@ def evidence(code: str, default_on: bool, figures: Mapping[str, Any] | None = No
     if entry["runtime"]:
         lines.append("| half | findings | reached by `prove` | leaks | leaks on failure | no leak |")
         lines.append("|---|---|---|---|---|---|")
-        for half in ("tuning", "held-out"):
-            row = entry[half]
-            lines.append(f"| {half} | {row['findings']} | {row['reached']} | {row['leaks']} |"
+        for half in ("tuning", "held-out", "later"):
+            row = entry.get(half)
+            if row is None:
+                continue
+            label = "later held-out sets" if half == "later" else half
+            lines.append(f"| {label} | {row['findings']} | {row['reached']} | {row['leaks']} |"
                          f" {row['leaks-on-failure']} | {row['no-leak']} |")
     else:
         lines.append(f"Findings: {entry['tuning']['findings']} on the tuning half,"

@@ -49,6 +49,36 @@ def _figures(decision: str) -> dict[str, Any]:
         "runtime": True, "tuning": row, "held-out": row, "read": None, "decision": decision, "why": "WHY"}}}
 
 
+def test_later_held_out_sets_add_their_readings_and_proofs_to_the_corpus_half(evidence: Any) -> None:
+    row = {"findings": 4, "reached": 1, "leaks": 0, "leaks-on-failure": 0, "no-leak": 1, "not-reached": 3}
+    halves = {"tuning": {}, "held-out": {"HRM106": row}}
+    readings = {
+        "rules": {"HRM104": {"read": 2, "real": 0, "false": 2, "borderline": 0}},
+        "later": [
+            {"rules": {"HRM104": {"read": 1, "real": 1, "false": 0}}},
+            {"rules": {"HRM104": {"read": 12, "real": 0, "false": 10, "borderline": 2}},
+             "proven": {"HRM106": {"findings": 14, "reached": 14, "no-leak": 14}}},
+        ],
+    }
+    assert evidence.readings_of(readings)["HRM104"] == {"read": 15, "real": 1, "false": 12, "borderline": 2}
+    rules = evidence.decided(halves, {}, readings, "abc1234", {"HRM106"})["rules"]
+    # 15 read (2 + 1 + 12), 1 real: decided, no longer thin
+    assert (rules["HRM104"]["decision"], rules["HRM104"]["why"]) == ("off", "1 of 15 read real (7%)")
+    # the corpus half's 1 reached and the later 14: 15, none leaked
+    assert rules["HRM106"]["later"]["reached"] == 14 and rules["HRM106"]["held-out"] == row
+    assert (rules["HRM106"]["decision"], rules["HRM106"]["why"]) == ("off", "0 of 15 reached findings leaked (0%)")
+    assert "later" not in rules["HRM101"]
+    # without the later proofs the same rule is thin
+    assert evidence.decided(halves, {}, {"rules": {}}, "abc1234", {"HRM106"})["rules"]["HRM106"]["decision"] == "thin"
+
+
+def test_the_recorded_evidence_is_what_the_readings_decide_now(evidence: Any) -> None:
+    import json
+
+    readings = json.loads((REPO / "benchmarks" / "readings" / "heldout-readings.json").read_text())
+    assert evidence.render(evidence.reused(readings)) == (REPO / "flake8_hermetic" / "evidence.py").read_text()
+
+
 def test_the_check_fails_a_rule_whose_default_the_evidence_contradicts_or_that_has_no_figures() -> None:
     rules = {code: rule for code, rule in all_rules().items() if code in ("HRM101", "HRM108")}
     assert not rules["HRM101"].default_on and rules["HRM108"].default_on
