@@ -80,13 +80,19 @@ def test_the_recorded_evidence_is_what_the_readings_decide_now(evidence: Any) ->
 
 
 def test_the_check_fails_a_rule_whose_default_the_evidence_contradicts_or_that_has_no_figures() -> None:
-    rules = {code: rule for code, rule in all_rules().items() if code in ("HRM101", "HRM108")}
-    assert not rules["HRM101"].default_on and rules["HRM108"].default_on
-    assert ruledocs.evidence_problems(rules, _figures("thin")) == [
+    rules = {code: rule for code, rule in all_rules().items() if code in ("HRM105", "HRM108")}
+    assert not rules["HRM105"].default_on and rules["HRM108"].default_on
+
+    def figures(decision: str) -> dict[str, Any]:
+        made = _figures(decision)
+        made["rules"] = {"HRM105": made["rules"]["HRM101"]}
+        return made
+
+    assert ruledocs.evidence_problems(rules, figures("thin")) == [
         "HRM108: no figures in flake8_hermetic/evidence.py (run benchmarks/evidence.py)"]
-    assert ruledocs.evidence_problems({"HRM101": rules["HRM101"]}, _figures("on")) == [
-        "HRM101: the held-out evidence says on by default (WHY), but the rule is off"]
-    assert ruledocs.evidence_problems({"HRM101": rules["HRM101"]}, _figures("off")) == []
+    assert ruledocs.evidence_problems({"HRM105": rules["HRM105"]}, figures("on")) == [
+        "HRM105: the held-out evidence says on by default (WHY), but the rule is off"]
+    assert ruledocs.evidence_problems({"HRM105": rules["HRM105"]}, figures("off")) == []
 
 
 def test_the_page_shows_both_halves_and_says_when_the_evidence_is_thin() -> None:
