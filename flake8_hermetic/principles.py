@@ -217,7 +217,10 @@ principle(
     into the working directory and no git config is read. A test whose fixture closure, as pytest
     computes it, holds that fixture (under a name the project does not define itself) is left alone
     by the rules about children, and a fixed temp path in such a child's command line or `cwd=`
-    reaches no file (HRM108).""",
+    reaches no file (HRM108). The fake answers what goes through `subprocess` (and
+    `asyncio.create_subprocess_*`, `os.popen`) only: `os.system`, `os.spawn*` or `pexpect` start real
+    children under it, and so does any command once the test calls `fp.allow_unregistered()` or
+    `fp.pass_command()`; a helper's parameter named `fp` (not a test or a fixture) is a file.""",
 )
 
 principle(
@@ -240,9 +243,11 @@ principle(
     `subprocess.Popen`, `requests.get`). A fixture whose every patch is of a name in one of the
     project's own modules (`monkeypatch.setattr(utils, "DEFAULT_TIMEOUT", 0.1)`, where `utils` is
     the project's; its top package found beside the test tree, at the rootdir or in `src`) gives the
-    rest of the test the project's own defaults back, not the host, and is left alone. A patch the
-    reader cannot name (of a local object, or `monkeypatch` handed to a helper) counts as facing the
-    host.""",
+    rest of the test the project's own defaults back, not the host, and is left alone. The object
+    patched must be the project's module or a name that module defines: `utils.time` (a module it
+    imported) or `"pkg.clock.time.sleep"` is the standard library's. A patch the reader cannot name
+    (of a local object, `monkeypatch` handed to a helper, bound to another name, used in a nested def
+    or a lambda) counts as facing the host.""",
 )
 
 principle(

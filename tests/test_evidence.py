@@ -119,3 +119,9 @@ def test_every_rule_has_its_figures_and_its_page_shows_them(code: str) -> None:
     assert code in EVIDENCE["rules"]
     shown = ruledocs.evidence(code, all_rules()[code].default_on)
     assert shown and shown in ruledocs.pages()[code]
+
+
+def test_a_thin_rule_says_how_many_were_read_when_the_later_sets_read_more(evidence: Any) -> None:
+    read = {"read": 4, "real": 3, "false": 1, "borderline": 0}
+    assert evidence.decide(False, {"findings": 1}, read, True) == ("thin", "4 held-out findings read, under 15")
+    assert evidence.decide(False, {"findings": 1}, None, True) == ("thin", "1 held-out findings, under 15")

@@ -292,7 +292,7 @@ def fixtures_of(source: str) -> dict:
                 monkeypatch.setattr(utils, "DEFAULT_TIMEOUT", 0.1)
                 monkeypatch.setattr("pkg.settings.RETRIES", 1)
                 monkeypatch.setitem(utils.REGISTRY, "k", 1)
-            """, {PATCHES_NAME + "pkg.utils", PATCHES_NAME + "pkg.settings.RETRIES",
+            """, {PATCHES_NAME + "pkg.utils", PATCHES_NAME + "pkg.settings",
                   PATCHES_NAME + "pkg.utils.REGISTRY"},
             id="monkeypatch-named-targets"),
         pytest.param(
@@ -404,7 +404,7 @@ def fixtures_of(source: str) -> dict:
             def f(monkeypatch):
                 monkeypatch.setattr(os, "environ", dict(os.environ))
                 monkeypatch.setattr("tempfile.tempdir", "/tmp/x")
-            """, {RESTORES_ENV, REDIRECTS_TEMP, PATCHES_HOST, PATCHES_NAME + "tempfile.tempdir"},
+            """, {RESTORES_ENV, REDIRECTS_TEMP, PATCHES_HOST, PATCHES_NAME + "tempfile"},
             id="monkeypatch-swaps"),
         pytest.param(
             """

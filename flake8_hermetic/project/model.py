@@ -419,13 +419,27 @@ class ProjectView:
         return self.project.config(self.path).timeout
 
     def in_project(self, dotted: str, importer: str) -> bool:
-        """Whether the dotted name ``dotted`` (as imported by the file
-        ``importer``) lies in one of the project's own modules: its top
-        package is found beside the importer's package, at the rootdir or
-        in its ``src`` (not the standard library, not an installed one)."""
+        """Whether the object ``dotted`` names (as imported by the file
+        ``importer``) is one of the project's own: a module of the project
+        (found beside the importer's package, at the rootdir or in its
+        ``src``; not the standard library, not an installed one), or a name
+        that module defines rather than imports (``utils.DEFAULTS`` is the
+        project's; ``utils.time``, the module it imported, is not)."""
         stripped = dotted.lstrip(".")
-        top = dotted[: len(dotted) - len(stripped)] + stripped.partition(".")[0]
-        return bool(stripped) and self.project.find_module(top, importer) is not None
+        dots = dotted[: len(dotted) - len(stripped)]
+        parts = stripped.split(".") if stripped else []
+        for cut in range(len(parts), -1 if dots else 0, -1):
+            path = self.project.find_module(dots + ".".join(parts[:cut]), importer)
+            if path is None:
+                continue
+            rest = parts[cut:]
+            if not rest:
+                return True
+            if len(rest) > 1:
+                return False
+            facts = self.project.module(path)
+            return facts is not None and rest[0] not in facts.aliases
+        return False
 
     @property
     def own(self) -> ModuleFacts:

@@ -292,10 +292,14 @@ class _Reader:
         nodes = own_walk(node)
         doctest_only = {id(inner) for sub in nodes if _for_doctests_only(sub) for inner in _body_nodes(sub)}
         scan = _EffectScan(self, [sub for sub in nodes if id(sub) not in doctest_only] if doctest_only else nodes)
-        if doctest_only and not any(
-            isinstance(sub, ast.Name) and sub.id == "monkeypatch" and id(sub) not in doctest_only
-            for sub in ast.walk(node)
-        ):
+        uses = [sub for sub in ast.walk(node)
+                if isinstance(sub, ast.Name) and sub.id == "monkeypatch" and id(sub) not in doctest_only]
+        read = {id(sub.func.value) for sub in scan.nodes
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)}
+        if any(id(use) not in read for use in uses):
+            # bound to another name, used in a nested def or a lambda, handed on: what it patches is not read
+            scan.found.add(PATCHES_HOST)
+        if doctest_only and not uses and not _requested_at_run_time(node, "monkeypatch"):
             scan.found.add(PATCHES_NOTHING)  # it patches through monkeypatch for doctests only
         for sub in scan.nodes:
             scan.visit(sub)
@@ -389,9 +393,9 @@ class _EffectScan:
     def _patch_target(self, sub: ast.Call, last: str) -> None:
         """What a ``monkeypatch`` call faces (principle ``own-names-only``):
         the host (``setenv``, ``chdir``, ``syspath_prepend``), or the dotted
-        target of a ``setattr``/``setitem`` named through the module's
-        imports or as a string; a target the reader cannot name faces the
-        host, as far as it can tell."""
+        object a ``setattr``/``setitem`` patches, named through the module's
+        imports or as a string (``"pkg.mod.NAME"`` patches ``pkg.mod``); a
+        target the reader cannot name faces the host, as far as it can tell."""
         if last in _HOST_PATCHES:
             self.found.add(PATCHES_HOST)
             return
@@ -399,7 +403,7 @@ class _EffectScan:
             return
         first = sub.args[0] if sub.args else None
         if isinstance(first, ast.Constant) and isinstance(first.value, str) and last in ("setattr", "delattr"):
-            dotted = first.value
+            dotted = first.value.rpartition(".")[0]  # "pkg.mod.NAME": the object patched is pkg.mod
         elif first is not None and not isinstance(first, (ast.Name, ast.Attribute)):
             dotted = ""
         else:
@@ -412,7 +416,7 @@ class _EffectScan:
         last = name.rpartition(".")[2]
         receiver = dotted_name(sub.func.value) if isinstance(sub.func, ast.Attribute) else None
         by_monkeypatch = receiver is not None and "monkeypatch" in receiver
-        if by_monkeypatch:
+        if receiver == "monkeypatch":
             self._patch_target(sub, last)
         elif any(isinstance(a, ast.Name) and a.id == "monkeypatch"
                  for a in (*sub.args, *(k.value for k in sub.keywords))):
@@ -437,6 +441,15 @@ class _EffectScan:
             self.finalizers.append(name)
 
 
+def _requested_at_run_time(function: ast.AST, name: str) -> bool:
+    """``request.getfixturevalue(name)`` anywhere in ``function``."""
+    return any(
+        isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "getfixturevalue"
+        and bool(sub.args) and isinstance(sub.args[0], ast.Constant) and sub.args[0].value == name
+        for sub in ast.walk(function)
+    )
+
+
 def _for_doctests_only(node: ast.AST) -> bool:
     """``if isinstance(request.node, DoctestItem):``: a branch of a fixture
     that runs only for a doctest, never for a test function (principle
@@ -445,7 +458,7 @@ def _for_doctests_only(node: ast.AST) -> bool:
         return False
     test = node.test
     if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
-            and len(test.args) == 2):
+            and len(test.args) == 2 and dotted_name(test.args[0]) == "request.node"):
         return False
     kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
     return bool(kinds) and all((dotted_name(kind) or "").rpartition(".")[2] == "DoctestItem" for kind in kinds)

@@ -30,13 +30,30 @@ def _outer_scopes(scopes: list[Any]) -> list[Any]:
     return outer
 
 
+#: the fake's calls that let real children through (an unregistered command, a passed-through one)
+LETS_REAL_CHILDREN = frozenset({"allow_unregistered", "pass_command"})
+#: the spawners the fake answers: it replaces ``subprocess.Popen``; ``os.system``, ``os.spawn*`` or
+#: ``pexpect`` start real children under it
+FAKED_SPAWNERS = ("subprocess.", "asyncio.create_subprocess_", "os.popen")
+
+
 def _faked(function: ast.AST, ctx: Context) -> bool:
     scopes = _outer_scopes(ctx.scopes)
+    outer = scopes[-1] if scopes and scopes[-1].kind == "function" else None
+    if outer is None or not (outer.is_test or outer.is_fixture or outer.is_testcase_method):
+        return False  # a helper's parameter ``fp`` is a file, not the fixture
+    if any(isinstance(sub, ast.Attribute) and sub.attr in LETS_REAL_CHILDREN for sub in ast.walk(function)):
+        return False
     class_name = enclosing_class(scopes)
     return any(
         fixture is None and name in FAKE_SPAWN_FIXTURES
         for name, fixture in ctx.project.closure_fixtures(requested_fixtures(scopes), class_name)
     )
+
+
+def faked_spawner_call(ctx: Context, name: str) -> bool:
+    """Whether the spawner ``name`` (a resolved call name) is one the fake answers, in a function that runs with it."""
+    return name.startswith(FAKED_SPAWNERS) and spawner_faked(ctx)
 
 
 def spawner_faked(ctx: Context) -> bool:

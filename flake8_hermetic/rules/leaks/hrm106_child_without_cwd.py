@@ -12,7 +12,7 @@ from flake8_hermetic.facts.processes import SPAWNER_CALLS, ChildProcess, child_w
 from flake8_hermetic.rules.leaks.wrapped_spawns import WrappedSpawns
 from flake8_hermetic.nodes import DEF_TYPES
 from flake8_hermetic.options import OptionSpec
-from flake8_hermetic.rules.leaks.faked_spawns import spawner_faked
+from flake8_hermetic.rules.leaks.faked_spawns import faked_spawner_call
 from flake8_hermetic.rule import Rule
 from flake8_hermetic.rules.leaks.cwd import CWD_FIXTURES, changes_cwd
 from flake8_hermetic.rules.leaks.flow import under_main_guard
@@ -175,7 +175,7 @@ class ChildWithoutCwdRule(WrappedSpawns, Rule):
         self.learn_imported_wrappers()
 
     def _judge(self, node: ast.Call, child: ChildProcess) -> Iterator[Violation]:
-        if child.keyword("cwd") is not None or child.has_unpacked_kwargs or spawner_faked(self.ctx):
+        if child.keyword("cwd") is not None or child.has_unpacked_kwargs or faked_spawner_call(self.ctx, child.name):
             return
         if self.directory_chosen(node) or self.in_script_entry_point():
             return

@@ -12,7 +12,7 @@ from flake8_hermetic.facts.processes import child_process
 from flake8_hermetic.imports import dotted_name
 from flake8_hermetic.nodes import NEW_FRAMES
 from flake8_hermetic.rule import Rule
-from flake8_hermetic.rules.leaks.faked_spawns import spawner_faked
+from flake8_hermetic.rules.leaks.faked_spawns import faked_spawner_call
 from flake8_hermetic.rules.leaks.syntax import target_names
 from flake8_hermetic.rules.leaks.temp_paths import GETTEMPDIR, PATH_CARRIERS, PATH_JOINERS
 from flake8_hermetic.violation import Violation
@@ -490,7 +490,7 @@ class SharedTempPathRule(Rule):
         method = func.attr if isinstance(func, ast.Attribute) else ""
         if child_process(call, name) is not None:
             # principle faked-spawner: a child of pytest-subprocess's fake runs nothing, its argv reaches no file
-            return None if spawner_faked(self.ctx) else _SINK
+            return None if faked_spawner_call(self.ctx, name) else _SINK
         if method in PYTEST_RUNNERS or name == "pytest.main":
             return _SINK
         if kind == "argv" or isinstance(child, ast.keyword) and child.arg is None:

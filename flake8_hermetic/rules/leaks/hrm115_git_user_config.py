@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from flake8_hermetic.context import Context
 from flake8_hermetic.facts.argv import ArgvReader, GitCommand, enclosing_values, parse_git, program_name
 from flake8_hermetic.facts.environ import ENVIRON
-from flake8_hermetic.rules.leaks.faked_spawns import spawner_faked
+from flake8_hermetic.rules.leaks.faked_spawns import faked_spawner_call
 from flake8_hermetic.facts.hostpins import PINNED_VARIABLES, mapping_keys, pin_of
 from flake8_hermetic.facts.processes import SPAWNER_CALLS, ChildProcess, child_words
 from flake8_hermetic.facts.wrappers import SpawnWrapper
@@ -125,7 +125,7 @@ class GitUserConfigRule(WrappedSpawns, FunctionRule):
         return parse_git(tuple(word if isinstance(word, str) else None for word in words))
 
     def _judge(self, node: ast.Call, child: ChildProcess) -> Iterator[Violation]:
-        if child.has_unpacked_kwargs or spawner_faked(self.ctx):
+        if child.has_unpacked_kwargs or faked_spawner_call(self.ctx, child.name):
             return
         git = self._git(node, child)
         if git is None or git.subcommand not in GIT_WRITES or git.sets_config:
