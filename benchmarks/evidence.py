@@ -68,15 +68,21 @@ def decide(runtime: bool, held: dict[str, int], read: dict[str, int] | None, def
     return ("on" if share >= BAR else "off"), f"{read['real']} of {read['read']} read real ({share:.0%})"
 
 
-def readings_of(readings: dict[str, Any]) -> dict[str, dict[str, int]]:
-    """Each rule's held-out readings: the corpus half's and every later set's, summed."""
+def _summed(tables: list[dict[str, dict[str, Any]]], keys: tuple[str, ...]) -> dict[str, dict[str, int]]:
+    """Per rule, the ``keys`` of every table added up."""
     found: dict[str, dict[str, int]] = {}
-    for table in [readings.get("rules", {}), *(each.get("rules", {}) for each in readings.get("later", []))]:
+    for table in tables:
         for code, counts in table.items():
-            row = found.setdefault(code, {"read": 0, "real": 0, "false": 0, "borderline": 0})
-            for key in row:
+            row = found.setdefault(code, dict.fromkeys(keys, 0))
+            for key in keys:
                 row[key] += int(counts.get(key, 0))
     return found
+
+
+def readings_of(readings: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Each rule's held-out readings: the corpus half's and every later set's, summed."""
+    later = [each.get("rules", {}) for each in readings.get("later", [])]
+    return _summed([readings.get("rules", {}), *later], ("read", "real", "false", "borderline"))
 
 
 def build(tuning: list[dict[str, Any]], held_out: list[dict[str, Any]], readings: dict[str, Any],
@@ -90,13 +96,7 @@ def build(tuning: list[dict[str, Any]], held_out: list[dict[str, Any]], readings
 
 def proven_later(readings: dict[str, Any]) -> dict[str, dict[str, int]]:
     """Each runtime rule's findings ``prove`` reached on the later held-out sets, summed."""
-    found: dict[str, dict[str, int]] = {}
-    for each in readings.get("later", []):
-        for code, counts in each.get("proven", {}).items():
-            row = found.setdefault(code, dict.fromkeys(KEPT, 0))
-            for key in KEPT:
-                row[key] += int(counts.get(key, 0))
-    return found
+    return _summed([each.get("proven", {}) for each in readings.get("later", [])], KEPT)
 
 
 def decided(halves: dict[str, dict[str, dict[str, int]]], suites: dict[str, list[str]], readings: dict[str, Any],

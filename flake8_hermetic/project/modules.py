@@ -268,11 +268,7 @@ class _Reader:
         scope = _keyword(decorator, "scope")
         name = _keyword(decorator, "name")
         requests = tuple(a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs))
-        requests += tuple(  # ``request.getfixturevalue("name")``: requested at run time
-            sub.args[0].value for sub in own_walk(node)
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "getfixturevalue"
-            and sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str)
-        )
+        requests += _requested_at_run_time(own_walk(node))
         return Fixture(
             name=name if isinstance(name, str) else node.name,
             path=path,
@@ -299,7 +295,7 @@ class _Reader:
         if any(id(use) not in read for use in uses):
             # bound to another name, used in a nested def or a lambda, handed on: what it patches is not read
             scan.found.add(PATCHES_HOST)
-        if doctest_only and not uses and not _requested_at_run_time(node, "monkeypatch"):
+        if doctest_only and not uses and "monkeypatch" not in _requested_at_run_time(nodes):
             scan.found.add(PATCHES_NOTHING)  # it patches through monkeypatch for doctests only
         for sub in scan.nodes:
             scan.visit(sub)
@@ -441,12 +437,12 @@ class _EffectScan:
             self.finalizers.append(name)
 
 
-def _requested_at_run_time(function: ast.AST, name: str) -> bool:
-    """``request.getfixturevalue(name)`` anywhere in ``function``."""
-    return any(
-        isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "getfixturevalue"
-        and bool(sub.args) and isinstance(sub.args[0], ast.Constant) and sub.args[0].value == name
-        for sub in ast.walk(function)
+def _requested_at_run_time(nodes: list[ast.AST]) -> tuple[str, ...]:
+    """The fixtures ``nodes`` ask for with ``request.getfixturevalue("name")``: requested at run time."""
+    return tuple(
+        sub.args[0].value for sub in nodes
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "getfixturevalue"
+        and sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str)
     )
 
 
